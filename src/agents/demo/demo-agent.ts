@@ -1,0 +1,210 @@
+/**
+ * The demo agent (dist/demo-agent.js): a model-free program that honours the OACP v1 contract fully, so anyone can
+ * watch a delegation end to end without an API key. Dependency-free on purpose (only node:*).
+ *
+ * - reads $CAESAR_TASK_FILE, and the brief on stdin (the prompt never travels on argv);
+ * - prints its native stream on stdout (one JSON object per line: say, think, step begin/end, progress, edit, usage,
+ *   done) — the demo adapter translates it into caesar.event/v1, the supervisor being the only events writer;
+ * - when the objective asks for it ("ask", "question"), drops questions/<id>.json and waits for answers/<id>.json
+ *   through fs.watch, marking the question expired if no answer comes in time;
+ * - makes a real edit in its workspace (a file named in the objective, else CAESAR_DEMO.md), except in read-only mode;
+ * - writes $CAESAR_REPORT_PATH last, then exits. Steps are paced (CAESAR_DEMO_DELAY_MS, default 300 ms) so a person
+ *   can follow it.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, watch, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+
+interface Task {
+  id: string;
+  objective: string;
+  mode: 'read-only' | 'write';
+  workspace: string;
+  report_path: string;
+  deadline_ms: number;
+  created_at: string;
+}
+
+const delayMs = numberFromEnv('CAESAR_DEMO_DELAY_MS', 300);
+const started = Date.now();
+
+function numberFromEnv(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value >= 0 ? value : fallback;
+}
+
+function emit(line: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+function pause(ms = delayMs): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function writeJsonAtomic(file: string, value: unknown): void {
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(temp, file);
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A file name mentioned in the objective (e.g. "write NOTES.md"), else CAESAR_DEMO.md. Never outside the workspace. */
+function targetFile(objective: string): string {
+  const match = /(?:^|\s)([A-Za-z0-9_][A-Za-z0-9_.-]*\.(?:md|txt|json|ts|js|py|rs|go|html|css|toml|yaml|yml))\b/.exec(objective);
+  return match?.[1] ?? 'CAESAR_DEMO.md';
+}
+
+function wantsQuestion(objective: string): boolean {
+  return /\bask\b|\bquestion\b/i.test(objective);
+}
+
+/** Waits for answers/<id>.json (fs.watch on the folder); undefined after the timeout. */
+function waitForAnswer(answersDir: string, id: string, timeoutMs: number): Promise<string | undefined> {
+  const file = path.join(answersDir, `${id}.json`);
+  return new Promise((resolve) => {
+    let done = false;
+    const check = () => {
+      if (done || !existsSync(file)) return;
+      try {
+        const answer = JSON.parse(readFileSync(file, 'utf8')) as { answer?: unknown };
+        if (typeof answer.answer !== 'string') return;
+        finish(answer.answer);
+      } catch {
+        /* written atomically by the answerer; a read error means "not yet" */
+      }
+    };
+    const watcher = watch(answersDir, () => check());
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    const finish = (value: string | undefined) => {
+      if (done) return;
+      done = true;
+      watcher.close();
+      clearTimeout(timer);
+      resolve(value);
+    };
+    check();
+  });
+}
+
+async function main(): Promise<void> {
+  const taskFile = process.env.CAESAR_TASK_FILE;
+  const taskDir = process.env.CAESAR_TASK_DIR;
+  const reportPath = process.env.CAESAR_REPORT_PATH;
+  if (!taskFile || !taskDir || !reportPath) {
+    process.stderr.write('demo-agent: run me through caesar (CAESAR_TASK_FILE, CAESAR_TASK_DIR and CAESAR_REPORT_PATH are required)\n');
+    process.exitCode = 2;
+    return;
+  }
+  const task = JSON.parse(readFileSync(taskFile, 'utf8')) as Task;
+  const brief = await readStdin();
+  emit({ kind: 'say', text: `Demo agent here. I received a brief of ${brief.length} characters for task ${task.id}.` });
+  await pause();
+  emit({ kind: 'think', text: `The objective is: ${task.objective.slice(0, 200)}. I will look around, then make one small edit.` });
+  await pause();
+
+  emit({ kind: 'step', phase: 'begin', id: 'demo-1', tool: 'list', input: task.workspace });
+  await pause();
+  const entries = readdirSafe(task.workspace);
+  emit({ kind: 'step', phase: 'end', id: 'demo-1', tool: 'list', input: task.workspace, ok: true });
+  emit({ kind: 'progress', message: `Looked at ${entries.length} entries in the workspace`, pct: 25 });
+  await pause();
+
+  let answer: string | undefined;
+  if (wantsQuestion(task.objective)) {
+    answer = await ask(task, taskDir);
+  }
+
+  const changes: Array<{ path: string; action: 'created' | 'modified'; summary: string }> = [];
+  const file = targetFile(task.objective);
+  if (task.mode === 'write') {
+    const target = path.join(task.workspace, file);
+    emit({ kind: 'step', phase: 'begin', id: 'demo-2', tool: 'edit', input: file });
+    await pause();
+    const existed = existsSync(target);
+    const line = `- ${new Date().toISOString()} — ${task.objective.split('\n')[0]!.slice(0, 200)}${answer ? ` (answer: ${answer})` : ''}\n`;
+    if (existed) appendFileSync(target, line);
+    else writeFileSync(target, `# Written by the Caesar demo agent\n\n${line}`);
+    const action = existed ? 'modified' : 'created';
+    changes.push({ path: file, action, summary: 'one line appended by the demo agent' });
+    emit({ kind: 'step', phase: 'end', id: 'demo-2', tool: 'edit', input: file, ok: true });
+    emit({ kind: 'edit', path: target, action });
+  } else {
+    emit({ kind: 'say', text: 'Read-only task: I leave every file as it is.' });
+  }
+  emit({ kind: 'progress', message: 'Checking my work', pct: 75 });
+  await pause();
+  emit({ kind: 'step', phase: 'begin', id: 'demo-3', tool: 'check', input: `read back ${file}` });
+  await pause();
+  emit({ kind: 'step', phase: 'end', id: 'demo-3', tool: 'check', input: `read back ${file}`, ok: true });
+  emit({ kind: 'progress', message: 'Done', pct: 100 });
+
+  const summary =
+    task.mode === 'write'
+      ? `The demo agent ${changes[0]?.action ?? 'edited'} ${file}${answer ? ` using the answer "${answer}"` : ''}.`
+      : 'The demo agent looked at the workspace and changed nothing (read-only).';
+  writeJsonAtomic(reportPath, {
+    protocol: 'caesar.report/v1',
+    task_id: task.id,
+    status: 'success',
+    summary,
+    details: `Brief: ${brief.length} characters. Workspace entries seen: ${entries.length}.`,
+    changes,
+    commands_run: [],
+    findings: [],
+    next_steps: task.mode === 'write' ? [`Review the diff, then apply it (caesar apply ${task.id}).`] : [],
+    usage: { input_tokens: 0, output_tokens: 0, duration_ms: Date.now() - started },
+  });
+  emit({ kind: 'usage', input_tokens: 0, output_tokens: 0, cost_usd: 0 });
+  emit({ kind: 'say', text: summary });
+  emit({ kind: 'done', status: 'success', summary });
+}
+
+async function ask(task: Task, taskDir: string): Promise<string | undefined> {
+  const questionsDir = path.join(taskDir, 'questions');
+  const answersDir = path.join(taskDir, 'answers');
+  mkdirSync(questionsDir, { recursive: true });
+  mkdirSync(answersDir, { recursive: true });
+  const id = `q_${process.pid}_${Date.now().toString(36)}`;
+  const question = {
+    id,
+    question: 'Which greeting should the demo write?',
+    options: ['Hello', 'Bonjour', 'Ciao'],
+    asked_at: new Date().toISOString(),
+  };
+  writeJsonAtomic(path.join(questionsDir, `${id}.json`), question);
+  emit({ kind: 'say', text: `I asked the orchestrator a question (${id}) and wait for the answer.` });
+  // At most 5 minutes, and never beyond what is left of the task's deadline (measured from our own start).
+  const budget = Math.min(numberFromEnv('CAESAR_DEMO_ANSWER_TIMEOUT_MS', 300_000), Math.max(0, task.deadline_ms - (Date.now() - started) - 2000));
+  const answer = await waitForAnswer(answersDir, id, budget);
+  if (answer === undefined) {
+    writeJsonAtomic(path.join(questionsDir, `${id}.json`), { ...question, expired_at: new Date().toISOString() });
+    emit({ kind: 'say', text: 'No answer came in time; I go on with my own judgment.' });
+  } else {
+    emit({ kind: 'say', text: `Got the answer: ${answer}` });
+  }
+  return answer;
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+process.on('SIGTERM', () => {
+  process.stderr.write('demo-agent: stopped (SIGTERM)\n');
+  process.exit(143);
+});
+
+main().catch((err: unknown) => {
+  process.stderr.write(`demo-agent: ${(err as Error)?.stack ?? String(err)}\n`);
+  emit({ kind: 'done', status: 'failed', summary: (err as Error)?.message ?? String(err) });
+  process.exitCode = 1;
+});

@@ -1,0 +1,215 @@
+import type { Command } from 'commander';
+import { promises as fs } from 'node:fs';
+import { readEventsText, taskPaths, type ProtocolEvent } from '../../protocol';
+import { isActive, type TaskStore, type TaskSummary } from '../../engine/store';
+import { tailLines } from '../../engine/tail';
+import type { Disposable } from '../../engine/disposable';
+import type { ObservedStatus } from '../../engine/state';
+import { TaskStatusSchema } from '../../engine/state';
+import { addCommonOptions, requireTask, splitList, stopSignal, storeFor, type CommonOptions } from '../common';
+import { ago, formatEventLine, formatUsage, shortId, styleFor, table, type Style } from '../format';
+import { UsageError, printJson, type CliIo } from '../io';
+import { waitUntilSettled } from '../settle';
+import { runWatch, type WatchOptions } from '../watch';
+
+const OBSERVED_STATUSES: readonly ObservedStatus[] = [...TaskStatusSchema.options, 'lost'];
+/** Finished tasks `ps` lists by default, after every active one (reference §6.2.8). */
+const RECENT_FINISHED = 10;
+/** After a followed task settles, how long to wait for the last lines to reach the follower before giving up. */
+const FINAL_DRAIN_MS = 3000;
+
+export function registerFollow(program: Command, io: CliIo): void {
+  addCommonOptions(
+    program
+      .command('ps')
+      .description('List tasks: every active one and the 10 most recently finished, newest first')
+      .option('--status <list>', `only these statuses (comma-separated: ${OBSERVED_STATUSES.join(', ')})`, splitList),
+  ).action((opts: CommonOptions & { status?: string[] }) => ps(io, opts));
+
+  addCommonOptions(
+    program
+      .command('watch')
+      .description('Follow tasks live: a full-screen view on a terminal, one line per event otherwise')
+      .argument('[ids...]', 'tasks to follow (default: every active task and the ones that just finished)')
+      .option('--once', 'print one frame (or the events so far, with --json) and exit'),
+  ).action((ids: string[], opts: WatchOptions) => runWatch(io, ids, opts));
+
+  addCommonOptions(
+    program
+      .command('logs')
+      .description("Print a task's events as `[seq] type …` lines")
+      .argument('<id>', 'task id')
+      .option('--raw', "print the agent's raw output (raw.log) instead of the events")
+      .option('-f, --follow', 'keep printing new lines until the task is no longer active'),
+  ).action((id: string, opts: LogsOptions) => logs(io, id, opts));
+}
+
+async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promise<void> {
+  const wanted = opts.status;
+  for (const status of wanted ?? []) {
+    if (!(OBSERVED_STATUSES as readonly string[]).includes(status)) {
+      throw new UsageError(`Unknown status "${status}": expected one of ${OBSERVED_STATUSES.join(', ')}.`);
+    }
+  }
+  const store = storeFor(io, opts);
+  const now = Date.now();
+  const all = (await store.list()).sort((a, b) => createdAt(b) - createdAt(a));
+  const shown = wanted?.length
+    ? all.filter((t) => wanted.includes(t.observed))
+    : [...all.filter((t) => isActive(t.observed)), ...all.filter((t) => !isActive(t.observed)).slice(0, RECENT_FINISHED)].sort(
+        (a, b) => createdAt(b) - createdAt(a),
+      );
+  if (opts.json) {
+    printJson(io, shown.map((t) => psJson(t, now)));
+    return;
+  }
+  if (shown.length === 0) {
+    io.out(wanted?.length ? `No task with status ${wanted.join(', ')}.` : 'No task yet. Start one with `caesar run --agent demo "…"`.');
+    return;
+  }
+  const style = styleFor(io);
+  const rows = [
+    ['ID', 'AGENT•ROLE', 'STATUS', 'REPORT', 'ISOLATION•MODE', 'AGE', 'USAGE'].map((h) => style.bold(h)),
+    ...shown.map((t) => psRow(t, now, style)),
+  ];
+  io.out(table(rows).join('\n'));
+}
+
+function createdAt(t: TaskSummary): number {
+  return Date.parse(t.state.created_at) || 0;
+}
+
+function reportStatus(t: TaskSummary): string | undefined {
+  return t.state.report_status ?? t.result?.report.status;
+}
+
+function psRow(t: TaskSummary, now: number, style: Style): string[] {
+  const questions = t.pendingQuestions.length && isActive(t.observed) ? ` ?${t.pendingQuestions.length}` : '';
+  return [
+    t.id,
+    [t.state.agent, t.state.role].filter(Boolean).join('•'),
+    colourStatus(t.observed, style) + questions,
+    reportStatus(t) ?? '-',
+    `${t.state.isolation}•${t.state.mode}`,
+    ago(t.state.created_at, now),
+    formatUsage(t.state.usage ?? t.result?.usage) ?? '',
+  ];
+}
+
+export function colourStatus(status: ObservedStatus, style: Style): string {
+  switch (status) {
+    case 'succeeded':
+      return style.green(status);
+    case 'failed':
+    case 'lost':
+    case 'timed_out':
+      return style.red(status);
+    case 'cancelled':
+      return style.yellow(status);
+    default:
+      return style.cyan(status);
+  }
+}
+
+function psJson(t: TaskSummary, now: number) {
+  return {
+    id: t.id,
+    agent: t.state.agent,
+    role: t.state.role ?? null,
+    status: t.observed,
+    recorded_status: t.state.status,
+    report_status: reportStatus(t) ?? null,
+    isolation: t.state.isolation,
+    mode: t.state.mode,
+    objective: t.state.objective,
+    created_at: t.state.created_at,
+    started_at: t.state.started_at ?? null,
+    ended_at: t.state.ended_at ?? null,
+    age_ms: Math.max(0, now - createdAt(t)),
+    worktree: t.state.worktree ?? null,
+    pending_questions: t.pendingQuestions.map((q) => ({ id: q.id, question: q.question, options: q.options })),
+    usage: t.state.usage ?? t.result?.usage ?? null,
+  };
+}
+
+interface LogsOptions extends CommonOptions {
+  raw?: boolean;
+  follow?: boolean;
+}
+
+async function logs(io: CliIo, id: string, opts: LogsOptions): Promise<void> {
+  if (opts.raw && opts.json) throw new UsageError('--raw prints raw.log as the agent wrote it; it has no JSON form. Drop --json or --raw.');
+  const store = storeFor(io, opts);
+  await requireTask(store, id);
+  const paths = taskPaths(store.root, id);
+  const print = (event: ProtocolEvent) => io.out(opts.json ? JSON.stringify(event) : formatEventLine(event));
+
+  if (!opts.follow) {
+    if (opts.raw) {
+      const text = await fs.readFile(paths.rawLog, 'utf8').catch(() => '');
+      if (text) io.out(text);
+      return;
+    }
+    const text = await fs.readFile(paths.events, 'utf8').catch(() => '');
+    for (const entry of readEventsText(text)) {
+      if (entry.ok) print(entry.event);
+      else io.err(`caesar: events.jsonl line ${entry.line} is unreadable: ${entry.error}`);
+    }
+    return;
+  }
+  await followUntilSettled(io, store, id, opts.raw ? paths.rawLog : paths.events, (onProgress) =>
+    opts.raw
+      ? tailLines(paths.rawLog, {
+          fromOffset: 0,
+          onLines: (lines, next) => {
+            for (const line of lines) io.out(line);
+            onProgress(next, false);
+          },
+        })
+      : store.follow(
+          id,
+          0,
+          (events, next) => {
+            for (const event of events) print(event);
+            onProgress(next, events.some((e) => e.type === 'finished'));
+          },
+          (line, error) => io.err(`caesar: unreadable event line (${error}): ${line.slice(0, 200)}`),
+        ),
+  );
+}
+
+/**
+ * Tails `file` (through `start`) until the task is no longer active, then lets the last lines arrive: done when the
+ * `finished` event was seen or everything up to the file's size was read (a lost task has no `finished`).
+ */
+async function followUntilSettled(
+  io: CliIo,
+  store: TaskStore,
+  id: string,
+  file: string,
+  start: (onProgress: (offset: number, finished: boolean) => void) => Disposable,
+): Promise<void> {
+  let offset = 0;
+  let finishedSeen = false;
+  const follower = start((next, finished) => {
+    offset = next;
+    finishedSeen ||= finished;
+  });
+  const stop = stopSignal(io);
+  try {
+    const settled = await waitUntilSettled(store, id, stop.signal);
+    if (!settled) return;
+    const deadline = Date.now() + FINAL_DRAIN_MS;
+    while (!finishedSeen && Date.now() < deadline && !stop.signal.aborted) {
+      const size = await fs.stat(file).then((s) => s.size, () => 0);
+      // A settled task's events end with `finished` unless its supervisor died; raw.log has no such marker.
+      const noMarkerComing = settled.observed === 'lost' || file !== taskPaths(store.root, id).events;
+      if (offset >= size && noMarkerComing) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (settled.observed === 'lost') io.err(`caesar: task ${shortId(id)}… is lost: its supervisor died before concluding.`);
+  } finally {
+    stop.dispose();
+    follower.dispose();
+  }
+}

@@ -1,0 +1,197 @@
+import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { applyTask, discardTask } from '../../engine/apply';
+import { collectGarbage, type GcEntry, type GcResult } from '../../engine/gc';
+import { worktreeDiff, type FileChange } from '../../engine/reconcile';
+import { isActive, type TaskView } from '../../engine/store';
+import { addCommonOptions, requireTask, splitList, storeFor, type CommonOptions } from '../common';
+import { styleFor, table, type Style } from '../format';
+import { ExitCode, UsageError, printJson, type CliIo } from '../io';
+
+export function registerReview(program: Command, io: CliIo): void {
+  addCommonOptions(
+    program
+      .command('diff')
+      .description("Show a task's changes against the commit it started from: files with +/- counts, then the patch")
+      .argument('<id>', 'task id')
+      .option('--stat', 'only the list of files'),
+  ).action((id: string, opts: CommonOptions & { stat?: boolean }) => diff(io, id, opts));
+
+  addCommonOptions(
+    program
+      .command('apply')
+      .description("Apply a worktree task's changes to your workspace, all or nothing (your uncommitted edits stay)")
+      .argument('<id>', 'task id')
+      .option('--files <list>', 'only these repository-relative paths (comma-separated)', splitList),
+  ).action((id: string, opts: CommonOptions & { files?: string[] }) => apply(io, id, opts));
+
+  addCommonOptions(
+    program.command('discard').description("Remove a finished task's worktree and branch (its task record stays)").argument('<id>', 'task id'),
+  ).action((id: string, opts: CommonOptions) => discard(io, id, opts));
+
+  addCommonOptions(
+    program
+      .command('gc')
+      .description('Remove task worktrees that hold nothing unapplied; keeps modified ones unless --force')
+      .option('--dry-run', 'say what would be removed, change nothing')
+      .option('--force', 'also remove worktrees with unapplied changes (never active tasks)'),
+  ).action((opts: CommonOptions & { dryRun?: boolean; force?: boolean }) => gc(io, opts));
+}
+
+const ACTION_LETTER: Record<FileChange['action'], string> = { created: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
+
+function fileLines(files: readonly FileChange[], style: Style): string[] {
+  return table(
+    files.map((f) => [
+      ACTION_LETTER[f.action],
+      f.old_path ? `${f.old_path} → ${f.path}` : f.path,
+      f.binary ? 'binary' : `${style.green(`+${f.additions}`)} ${style.red(`-${f.deletions}`)}`,
+    ]),
+  ).map((line) => `  ${line}`);
+}
+
+function colourPatch(patch: string, style: Style): string {
+  if (!style.enabled) return patch;
+  return patch
+    .split('\n')
+    .map((line) => {
+      if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff --git')) return style.bold(line);
+      if (line.startsWith('+')) return style.green(line);
+      if (line.startsWith('-')) return style.red(line);
+      if (line.startsWith('@@')) return style.cyan(line);
+      return line;
+    })
+    .join('\n');
+}
+
+/** A task that ran in place has no worktree: its changes are already in the workspace; result.json lists them. */
+function hasNoWorktree(view: TaskView): boolean {
+  return !view.state.worktree || !view.state.base_ref;
+}
+
+async function diff(io: CliIo, id: string, opts: CommonOptions & { stat?: boolean }): Promise<void> {
+  const store = storeFor(io, opts);
+  const view = await requireTask(store, id);
+  const { state } = view;
+  const style = styleFor(io);
+  if (hasNoWorktree(view)) {
+    const files = view.result?.diff?.files ?? [];
+    const why =
+      state.isolation === 'inplace'
+        ? `Task ${id} ran in place: there is no worktree, its changes are already in your workspace (${state.workspace}).`
+        : `Task ${id} has no worktree${isActive(view.observed) ? ' yet' : ''} (status ${view.observed}).`;
+    if (opts.json) {
+      printJson(io, { task_id: id, worktree: null, isolation: state.isolation, files, is_empty: files.length === 0, patch: null, message: why });
+      return;
+    }
+    io.out(why);
+    if (view.result?.diff) {
+      io.out(files.length ? ['Files it changed, according to git:', ...fileLines(files, style)].join('\n') : 'It changed no file, according to git.');
+    }
+    return;
+  }
+  if (!existsSync(state.worktree!)) {
+    throw new ExitCode(1, `The worktree of task ${id} (${state.worktree}) no longer exists (discarded or collected by gc): there is no diff to show.`);
+  }
+  const result = await worktreeDiff(state.worktree!, state.base_ref!, state.excluded_paths);
+  if (opts.json) {
+    printJson(io, {
+      task_id: id,
+      worktree: state.worktree,
+      base_ref: state.base_ref,
+      files: result.files,
+      is_empty: result.is_empty,
+      patch_digest: result.patch_digest,
+      ...(opts.stat ? {} : { patch: result.patch }),
+    });
+    return;
+  }
+  if (result.is_empty) {
+    io.out('No changes.');
+    return;
+  }
+  io.out([`${result.files.length} file(s) changed in ${state.worktree} since ${state.base_ref!.slice(0, 12)}:`, ...fileLines(result.files, style)].join('\n'));
+  if (!opts.stat) io.out(`\n${colourPatch(result.patch.replace(/\n$/, ''), style)}`);
+}
+
+async function apply(io: CliIo, id: string, opts: CommonOptions & { files?: string[] }): Promise<void> {
+  const store = storeFor(io, opts);
+  const view = await requireTask(store, id);
+  if (isActive(view.observed)) {
+    throw new ExitCode(1, `Task ${id} is still ${view.observed}: wait for it to finish (caesar watch ${id}) or cancel it first.`);
+  }
+  if (opts.files?.length && !hasNoWorktree(view) && existsSync(view.state.worktree!)) await assertFilesInDiff(view, opts.files);
+  const outcome = await applyTask({ root: store.root, state: view.state, ...(opts.files?.length ? { files: opts.files } : {}) });
+  if (opts.json) printJson(io, { task_id: id, ...outcome });
+  else if (outcome.applied) {
+    io.out(outcome.empty ? outcome.message : [outcome.message, ...outcome.files.map((f) => `  ${f}`)].join('\n'));
+  } else if (outcome.reason === 'conflicts') {
+    io.out(`Nothing was written: ${outcome.conflicts.length} file(s) do not apply to your workspace as it is now:`);
+    io.out(outcome.conflicts.map((f) => `  ${f}`).join('\n'));
+    io.out(outcome.message);
+  } else {
+    io.out(outcome.message);
+  }
+  // Not applying is a failure whatever the reason, also without a worktree (MCP caesar_apply answers the same way).
+  if (!outcome.applied) throw new ExitCode(1);
+}
+
+/** `--files` naming a path the task did not change is a typo: say so instead of applying less than asked. */
+async function assertFilesInDiff(view: TaskView, files: string[]): Promise<void> {
+  const { state } = view;
+  const changed = await worktreeDiff(state.worktree!, state.base_ref!, state.excluded_paths);
+  const known = new Set(changed.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path])));
+  const unknown = files.filter((f) => !known.has(f.replace(/^\.\//, '')));
+  if (unknown.length) {
+    throw new UsageError(`Task ${view.id} did not change ${unknown.join(', ')}. Its files: ${[...known].join(', ') || '(none)'}.`);
+  }
+}
+
+async function discard(io: CliIo, id: string, opts: CommonOptions): Promise<void> {
+  const store = storeFor(io, opts);
+  const view = await requireTask(store, id);
+  if (isActive(view.observed)) throw new ExitCode(1, `Task ${id} is still ${view.observed}: cancel it before discarding its worktree.`);
+  const outcome = await discardTask({ root: store.root, state: view.state });
+  if (opts.json) printJson(io, { task_id: id, ...outcome });
+  else io.out(outcome.message);
+  if (!outcome.discarded) throw new ExitCode(1);
+}
+
+async function gc(io: CliIo, opts: CommonOptions & { dryRun?: boolean; force?: boolean }): Promise<void> {
+  const store = storeFor(io, opts);
+  const result = await collectGarbage({ root: store.root, dryRun: Boolean(opts.dryRun), force: Boolean(opts.force) });
+  const failed = result.entries.filter((e) => e.reason === 'inspection_failed');
+  if (opts.json) printJson(io, result);
+  else io.out(renderGc(result, styleFor(io)).join('\n'));
+  if (failed.length) throw new ExitCode(1, `${failed.length} worktree(s) could not be inspected and were kept.`);
+}
+
+function renderGc(result: GcResult, style: Style): string[] {
+  if (result.entries.length === 0) return ['No task worktree to collect.'];
+  const rows = [
+    ['ID', 'ORIGIN', 'DECISION', 'REASON'].map((h) => style.bold(h)),
+    ...result.entries.map((e) => [e.id, e.orphan ? 'orphan' : (e.status ?? '-'), decision(e, style), e.reason + (e.error ? ` (${e.error})` : '')]),
+  ];
+  const lines = table(rows);
+  lines.push(
+    '',
+    result.dry_run
+      ? `Dry run: ${result.would_remove} would be removed, ${result.kept} kept. Nothing was changed.`
+      : `${result.removed} removed, ${result.kept} kept.`,
+  );
+  const modified = result.entries.filter((e) => e.action === 'kept' && e.reason === 'modified');
+  if (modified.length) {
+    lines.push('', 'Kept because they hold unapplied work:');
+    for (const e of modified) {
+      lines.push(e.orphan ? `  ${e.path}  (no task record: inspect it there)` : `  ${e.id}: review with \`caesar diff ${e.id}\`, then \`caesar apply ${e.id}\` or \`caesar discard ${e.id}\``);
+    }
+    lines.push('  `caesar gc --force` removes them anyway.');
+  }
+  return lines;
+}
+
+function decision(entry: GcEntry, style: Style): string {
+  if (entry.action === 'removed') return style.green('removed');
+  if (entry.action === 'would_remove') return style.yellow('would remove');
+  return 'kept';
+}

@@ -1,0 +1,265 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig, ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeName, type NetworkRequest } from '../../config';
+import type { ProtocolEvent } from '../../protocol';
+import { catalogueAdapters } from '../../agents/registry';
+import { catalogueFromAdapters } from '../../engine/agent-catalogue';
+import { delegate } from '../../engine/delegate';
+import { requestCancel } from '../../engine/requests';
+import { DelegationRefusedError, resolveDelegation } from '../../engine/resolve';
+import { TaskStore, type TaskSummary } from '../../engine/store';
+import { describeEvent, formatUsage, shortId, styleFor, type Style } from '../format';
+import { EXIT, ExitCode, UsageError, printJson, type CliIo } from '../io';
+import { resolveRoot } from '../root';
+import { waitUntilSettled } from '../settle';
+
+interface RunOptions {
+  agent?: string;
+  role?: string;
+  mode?: string;
+  isolation?: string;
+  network?: string;
+  model?: string;
+  timeout?: string;
+  context?: string;
+  channel?: boolean;
+  json?: boolean;
+  root?: string;
+}
+
+/**
+ * `caesar run <objective> [-- agent args…]`: resolve, delegate (the task gets its own detached supervisor), then
+ * follow the task's events until it ends and print the outcome. Ctrl-C asks the supervisor to cancel and waits for it,
+ * so no agent process is left behind. Exit 0 only when the process succeeded AND the report says success.
+ */
+export function registerRun(program: Command, io: CliIo): void {
+  program
+    .command('run')
+    .description('Delegate a task to an agent and follow it until it ends (extra agent arguments go after --)')
+    .argument('<objective>', 'what the agent must do (quote it)')
+    .argument('[agentArgs...]', 'extra arguments for the agent CLI, after --')
+    .option('--agent <id>', 'the agent to run (see `caesar agents list`)')
+    .option('--role <name>', 'a configured role, which picks the agent and its defaults')
+    .option('--mode <mode>', `read-only | write`)
+    .option('--isolation <isolation>', 'auto | inplace | worktree')
+    .option('--network <network>', 'auto | on | off')
+    .option('--model <name>', 'model for agents that accept one')
+    .option('--timeout <duration>', 'deadline, e.g. 90s, 10m (default from the policy: 10m)')
+    .option('--context <text|@file>', 'context for the agent, inline or read from a file with @path')
+    .option('--channel', 'offer the MCP return channel to agents that can load it')
+    .option('--json', 'print one JSON object with the outcome, nothing else on stdout')
+    .option('--root <dir>', 'the caesar root (default: first ancestor holding .caesar/ or .git/)')
+    .action(async (objective: string, agentArgs: string[], opts: RunOptions, command: Command) => {
+      const extraArgs = extraArgsAfterDash(agentArgs, rawArgsOf(command));
+      await run(io, objective, extraArgs, opts);
+    });
+}
+
+/** Operands after the objective are accepted only after `--`: `caesar run fix the bug` is a quoting mistake. */
+function extraArgsAfterDash(agentArgs: string[], rawArgs: string[]): string[] {
+  if (!agentArgs.length) return [];
+  const dash = rawArgs.indexOf('--');
+  const afterDash = dash >= 0 ? rawArgs.slice(dash + 1) : [];
+  if (afterDash.length < agentArgs.length || afterDash.slice(-agentArgs.length).join('\0') !== agentArgs.join('\0')) {
+    const stray = agentArgs.find((a) => !afterDash.includes(a)) ?? agentArgs[0];
+    throw new UsageError(`Unexpected argument "${stray}": quote the objective ("…"), and put arguments for the agent after --.`);
+  }
+  return agentArgs;
+}
+
+function rawArgsOf(command: Command): string[] {
+  let top: Command = command;
+  while (top.parent) top = top.parent;
+  return ((top as unknown as { rawArgs?: string[] }).rawArgs ?? []).map(String);
+}
+
+function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${flag} must be one of ${allowed.join(', ')} (got "${value}").`);
+  return value as T;
+}
+
+async function readContext(io: CliIo, value: string | undefined): Promise<string | undefined> {
+  if (value === undefined || !value.startsWith('@')) return value;
+  const file = path.resolve(io.cwd, value.slice(1));
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--context ${value}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
+  }
+}
+
+async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunOptions): Promise<void> {
+  const mode = oneOf<ModeName>('--mode', opts.mode, MODES);
+  const isolation = oneOf<IsolationRequest>('--isolation', opts.isolation, ISOLATIONS);
+  const network = oneOf<NetworkRequest>('--network', opts.network, NETWORK_REQUESTS);
+  if (!objective.trim()) throw new UsageError('The objective is empty.');
+  const root = resolveRoot(io.cwd, opts.root);
+  const workspace = opts.root !== undefined ? root : path.resolve(io.cwd);
+  const context = await readContext(io, opts.context);
+
+  const loaded = await loadConfig({ root, env: io.env }).catch((err: Error) => {
+    throw new UsageError(err.message);
+  });
+  const catalogue = catalogueFromAdapters(catalogueAdapters(loaded.config.agents), { env: io.env, builtIn: { demo: 'built in' } });
+  let resolution;
+  try {
+    resolution = await resolveDelegation(
+      {
+        objective,
+        workspace,
+        ...(opts.agent ? { agent: opts.agent } : {}),
+        ...(opts.role ? { role: opts.role } : {}),
+        ...(mode ? { mode } : {}),
+        ...(isolation ? { isolation } : {}),
+        ...(network ? { network } : {}),
+        ...(opts.model ? { model: opts.model } : {}),
+        ...(opts.timeout ? { timeout: opts.timeout } : {}),
+        ...(context !== undefined ? { context } : {}),
+        ...(opts.channel ? { channel: true } : {}),
+        extra_args: extraArgs,
+      },
+      { loaded, catalogue, root, env: io.env },
+    );
+  } catch (err) {
+    if (err instanceof DelegationRefusedError) throw new UsageError(err.message);
+    throw err;
+  }
+  for (const warning of resolution.warnings) io.err(`caesar: warning: ${warning}`);
+
+  const { id } = await delegate({ ...resolution.launch, root }, { env: io.env });
+  const store = new TaskStore(root);
+  const style = styleFor(io);
+  if (!opts.json) io.err(`Task ${id} delegated to ${resolution.launch.agent}; following it (Ctrl-C cancels).`);
+  const settled = await follow(io, store, id, opts.json ? undefined : (event) => io.out(eventLine(event, style)));
+  await printOutcome(io, store, id, settled, opts, style);
+}
+
+/**
+ * Follows the task's events (byte offsets + fs.watch) until it is settled and its `finished` event has been seen.
+ * Ctrl-C (or io.abort) files a cancel request once and keeps waiting: the supervisor ends the agent's whole group.
+ */
+async function follow(io: CliIo, store: TaskStore, id: string, onEvent?: (event: ProtocolEvent) => void): Promise<TaskSummary> {
+  let sawFinished = false;
+  let resolveFinished: () => void = () => {};
+  const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
+  const subscription = store.follow(
+    id,
+    0,
+    (events) => {
+      for (const event of events) {
+        onEvent?.(event);
+        if (event.type === 'finished') {
+          sawFinished = true;
+          resolveFinished();
+        }
+      }
+    },
+    (_line, error) => io.err(`caesar: unreadable event line skipped: ${error}`),
+  );
+  let cancelRequested = false;
+  const stopWaiting = new AbortController();
+  const cancel = () => {
+    if (cancelRequested) {
+      // A second Ctrl-C: stop waiting. The request stays filed; the detached supervisor still stops the agent.
+      stopWaiting.abort();
+      return;
+    }
+    cancelRequested = true;
+    io.err(`caesar: cancelling ${shortId(id)}… (waiting for the agent to stop)`);
+    void requestCancel(store.root, id, 'cli').catch((err: Error) => io.err(`caesar: cancel failed: ${err.message}`));
+  };
+  process.on('SIGINT', cancel);
+  io.abort?.addEventListener('abort', cancel, { once: true });
+  if (io.abort?.aborted) cancel();
+  try {
+    const settled = await waitUntilSettled(store, id, stopWaiting.signal);
+    if (!settled) throw new ExitCode(130, `Stopped waiting for ${id}; its cancel request stays filed (see \`caesar ps\`).`);
+    if (settled.observed !== 'lost' && !sawFinished) {
+      // The supervisor writes the final state, then the finished event: give the follower a moment to read it.
+      await Promise.race([finished, new Promise((r) => setTimeout(r, 5000))]);
+    }
+    return (await store.summary(id)) ?? settled;
+  } finally {
+    process.off('SIGINT', cancel);
+    io.abort?.removeEventListener('abort', cancel);
+    subscription.dispose();
+  }
+}
+
+const GLYPHS: Record<ProtocolEvent['type'], [string, string]> = {
+  started: ['▶', 'started'],
+  thinking: ['…', 'thinking'],
+  message: ['»', 'message'],
+  tool_use: ['▸', 'tool'],
+  file_changed: ['±', 'file'],
+  progress: ['%', 'progress'],
+  question: ['?', 'question'],
+  answer: ['←', 'answer'],
+  error: ['⚠', 'error'],
+  finished: ['■', 'finished'],
+};
+
+/** One line per event: glyph + label + text on a TTY, a plain `[label] text` elsewhere. */
+export function eventLine(event: ProtocolEvent, style: Style): string {
+  const [glyph, label] = GLYPHS[event.type];
+  let text = describeEvent(event);
+  if (event.type === 'tool_use') {
+    const mark = event.status === 'succeeded' ? '✓' : event.status === 'failed' ? '✗' : glyph;
+    const what = [event.tool, event.input_summary].filter(Boolean).join(' ') || '(tool)';
+    if (!style.enabled) return `[tool ${event.status}] ${what}`;
+    const line = `${mark} ${what}`;
+    return event.status === 'failed' ? style.red(line) : event.status === 'succeeded' ? style.dim(line) : style.cyan(line);
+  }
+  if (event.type === 'question') text += ` — answer with: caesar answer ${event.task_id} ${event.id} <text>`;
+  if (!style.enabled) return `[${label}] ${text}`;
+  const line = `${glyph} ${style.bold(label)} ${text}`;
+  return event.type === 'error' ? style.red(line) : event.type === 'question' ? style.yellow(line) : line;
+}
+
+async function printOutcome(io: CliIo, store: TaskStore, id: string, settled: TaskSummary, opts: RunOptions, style: Style): Promise<void> {
+  const result = settled.result;
+  const status = settled.observed;
+  const succeeded = status === 'succeeded' && result?.report.status === 'success';
+  if (opts.json) {
+    printJson(io, {
+      task_id: id,
+      status,
+      report: result?.report ?? null,
+      report_source: result?.report_source ?? null,
+      changes_verified_by: result?.changes_verified_by ?? null,
+      usage: result?.usage ?? settled.state.usage ?? null,
+      diff: result?.diff ?? null,
+      ...(settled.state.error ? { error: settled.state.error } : {}),
+    });
+  } else {
+    const lines: string[] = [''];
+    const verdict = succeeded ? style.green('✓') : style.red('✗');
+    lines.push(
+      `${style.enabled ? `${verdict} ` : ''}Task ${id}: ${status}${result ? ` — report ${result.report.status} (source ${result.report_source}, changes verified by ${result.changes_verified_by})` : ''}`,
+    );
+    if (settled.state.error) lines.push(`Error: ${settled.state.error}`);
+    if (status === 'lost') lines.push('Its supervisor died without concluding; the worktree, if any, is kept for review.');
+    if (result) {
+      lines.push(`Summary: ${result.report.summary}`);
+      const usage = formatUsage(result.usage);
+      if (usage) lines.push(`Usage: ${usage}`);
+      const files = result.diff?.files ?? [];
+      if (result.diff) {
+        lines.push(files.length ? `Files changed (${result.changes_verified_by === 'git' ? 'according to git' : 'as declared'}):` : 'No file changed according to git.');
+        for (const f of files) lines.push(`  ${f.action.padEnd(8)} ${f.old_path ? `${f.old_path} → ` : ''}${f.path}  ${f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`);
+      } else if (result.report.changes.length) {
+        lines.push('Files changed (declared by the agent, not verified: no git):');
+        for (const c of result.report.changes) lines.push(`  ${c.action.padEnd(8)} ${c.path}`);
+      }
+      if (result.report.findings.length) {
+        lines.push('Findings:');
+        for (const f of result.report.findings) lines.push(`  [${f.severity}] ${f.title}${f.file ? ` — ${f.file}` : ''}${f.detail ? `: ${f.detail}` : ''}`);
+      }
+      if (settled.state.worktree && files.length) lines.push(`Review: caesar diff ${id}    Apply: caesar apply ${id}    Discard: caesar discard ${id}`);
+    }
+    io.out(lines.join('\n'));
+  }
+  if (!succeeded) throw new ExitCode(EXIT.failure);
+}

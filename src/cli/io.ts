@@ -1,0 +1,56 @@
+/** Exit codes of the caesar command (reference §6.1): 0 success, 1 runtime failure, 2 usage or configuration error. */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+/** A mistake of the caller: bad flag, unknown agent, refused by policy, invalid config. Exits 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Where a command writes. Injected so tests can capture output without a TTY. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  readonly stdoutIsTTY: boolean;
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** Keyboard input for interactive views (watch's `q`); absent when there is none. */
+  readonly stdin?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
+  /** Width of the terminal, for views that fit lines to it. */
+  readonly columns?: number;
+  /** Stops long-running commands (watch, logs --follow, cancel --wait) as Ctrl-C would; tests use it. */
+  readonly abort?: AbortSignal;
+}
+
+/** Ends a command with a given exit code after it has printed its own output (e.g. apply conflicts as JSON, exit 1). */
+export class ExitCode extends Error {
+  override readonly name = 'ExitCode';
+  constructor(
+    readonly code: number,
+    /** Printed on stderr as `caesar: <message>` when not empty. */
+    message = '',
+  ) {
+    super(message);
+  }
+}
+
+export function processIo(): CliIo {
+  return {
+    out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+    stdoutIsTTY: Boolean(process.stdout.isTTY),
+    cwd: process.cwd(),
+    env: process.env,
+    // Lazy: touching process.stdin opens fd 0, which only interactive commands need.
+    get stdin() {
+      return process.stdin;
+    },
+    get columns() {
+      return process.stdout.columns;
+    },
+  };
+}
+
+/** Pretty JSON on one write, for `--json` outputs that must be parseable as a whole. */
+export function printJson(io: CliIo, value: unknown): void {
+  io.out(JSON.stringify(value, null, 2));
+}

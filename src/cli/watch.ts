@@ -1,0 +1,365 @@
+import { loadConfig } from '../config';
+import type { ProtocolEvent } from '../protocol';
+import {
+  EMPTY_ACTIVITY,
+  STALL_AFTER_MS,
+  foldActivity,
+  formatDuration,
+  headline,
+  isStalled,
+  oneLine,
+  silenceMs,
+  type Activity,
+} from '../engine/activity';
+import type { Disposable } from '../engine/disposable';
+import { DEFAULT_MAX_PARALLEL } from '../engine/launch';
+import { isActive, observedStatus, type TaskStore, type TaskSummary } from '../engine/store';
+import { requireTask, stopSignal, storeFor, type CommonOptions } from './common';
+import { formatEventLine, formatUsage, shortId, styleFor, truncate, type Style } from './format';
+import type { CliIo } from './io';
+
+export interface WatchOptions extends CommonOptions {
+  once?: boolean;
+}
+
+/** A finished task stays on screen this long after its end was seen, and at most this many do (reference §6.3.3-4). */
+export const LINGER_MS = 5 * 60_000;
+export const MAX_RECENT = 5;
+const TICK_MS = 1000;
+/** Once a task settled, how long its last lines get to arrive before watch stops waiting for its `finished`. */
+const DRAIN_GRACE_MS = 3000;
+
+/** What watch knows about one task: its latest summary and the activity folded from its events so far. */
+export interface WatchedTask {
+  id: string;
+  summary: TaskSummary;
+  activity: Activity;
+  badLines: number;
+  /** When watch saw the task stop being active (or its recorded end, for tasks that ended before watch started). */
+  endedAt?: number;
+}
+
+type Mode = 'tty' | 'plain' | 'json';
+
+export async function runWatch(io: CliIo, ids: string[], opts: WatchOptions): Promise<void> {
+  const store = storeFor(io, opts);
+  const unique = [...new Set(ids)];
+  for (const id of unique) await requireTask(store, id);
+  // Only shown in the header: a broken configuration must not stop anyone from watching.
+  const maxParallel = await loadConfig({ root: store.root, env: io.env }).then(
+    (loaded) => loaded.config.policy.max_parallel,
+    () => DEFAULT_MAX_PARALLEL,
+  );
+  if (opts.once) return watchOnce(io, store, unique, opts, maxParallel);
+  const mode: Mode = opts.json ? 'json' : io.stdoutIsTTY ? 'tty' : 'plain';
+  await new WatchSession(io, store, unique, mode, maxParallel).run();
+}
+
+/** The tasks worth showing when none were named: the active ones and those that ended less than 5 minutes ago. */
+function selectInitial(all: TaskSummary[], ids: string[], now: number): TaskSummary[] {
+  if (ids.length) return all.filter((t) => ids.includes(t.id));
+  return all.filter((t) => isActive(t.observed) || now - recordedEnd(t, now) < LINGER_MS);
+}
+
+function recordedEnd(t: TaskSummary, now: number): number {
+  return Date.parse(t.state.ended_at ?? '') || now;
+}
+
+async function watchOnce(io: CliIo, store: TaskStore, ids: string[], opts: WatchOptions, maxParallel: number): Promise<void> {
+  const now = Date.now();
+  const selected = selectInitial(await store.list(), ids, now);
+  const read = await Promise.all(selected.map(async (summary) => ({ summary, ...(await store.readEvents(summary.id)) })));
+  if (opts.json) {
+    const merged = read.flatMap((r) => r.events).sort((a, b) => Date.parse(a.at) - Date.parse(b.at) || a.seq - b.seq);
+    for (const event of merged) io.out(JSON.stringify(event));
+    return;
+  }
+  const tasks: WatchedTask[] = read.map((r) => ({
+    id: r.summary.id,
+    summary: r.summary,
+    activity: foldActivity(EMPTY_ACTIVITY, r.events),
+    badLines: r.badLines,
+    endedAt: isActive(r.summary.observed) ? undefined : recordedEnd(r.summary, now),
+  }));
+  io.out(renderFrame(tasks, now, styleFor(io), io.columns ?? 100, maxParallel).join('\n'));
+}
+
+interface Tracked extends WatchedTask {
+  follower?: Disposable;
+  finishedSeen: boolean;
+  silenceAnnounced: boolean;
+}
+
+class WatchSession {
+  private readonly tracked = new Map<string, Tracked>();
+  /** Tasks dropped after lingering: a later change in their folder (gc, apply) must not bring them back. */
+  private readonly dismissed = new Set<string>();
+  private readonly style: Style;
+  private renderTimer: NodeJS.Timeout | undefined;
+  private finish: () => void = () => {};
+  private closed = false;
+
+  constructor(
+    private readonly io: CliIo,
+    private readonly store: TaskStore,
+    private readonly ids: string[],
+    private readonly mode: Mode,
+    private readonly maxParallel: number,
+  ) {
+    this.style = styleFor(io);
+  }
+
+  async run(): Promise<void> {
+    const stop = stopSignal(this.io);
+    const done = new Promise<void>((resolve) => {
+      this.finish = resolve;
+      stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    const restoreTerminal = this.mode === 'tty' ? this.enterScreen() : () => {};
+    let storeWatcher: Disposable | undefined;
+    let ticker: NodeJS.Timeout | undefined;
+    try {
+      const now = Date.now();
+      for (const summary of selectInitial(await this.store.list(), this.ids, now)) this.track(summary, now);
+      storeWatcher = this.store.watch((changed) => void this.refresh(changed));
+      ticker = setInterval(() => this.tick(), TICK_MS);
+      this.changed();
+      await done;
+    } finally {
+      // From here on nothing may draw: a refresh still in flight would paint a frame over the restored screen.
+      this.closed = true;
+      clearInterval(ticker);
+      if (this.renderTimer) clearTimeout(this.renderTimer);
+      storeWatcher?.dispose();
+      for (const task of this.tracked.values()) task.follower?.dispose();
+      stop.dispose();
+      restoreTerminal();
+    }
+  }
+
+  private track(summary: TaskSummary, now: number): void {
+    const task: Tracked = {
+      id: summary.id,
+      summary,
+      activity: EMPTY_ACTIVITY,
+      badLines: 0,
+      endedAt: isActive(summary.observed) ? undefined : recordedEnd(summary, now),
+      finishedSeen: false,
+      silenceAnnounced: false,
+    };
+    this.tracked.set(summary.id, task);
+    // From the start of the file, once: the fold needs the whole story (files touched, open tools); afterwards only
+    // the appended bytes are read.
+    task.follower = this.store.follow(
+      summary.id,
+      0,
+      (events) => this.onEvents(task, events),
+      (_line, error) => {
+        task.badLines++;
+        if (this.mode === 'plain') this.io.err(`${shortId(task.id)} unreadable event line: ${error}`);
+        this.changed();
+      },
+    );
+  }
+
+  private onEvents(task: Tracked, events: ProtocolEvent[]): void {
+    if (this.closed) return;
+    task.activity = foldActivity(task.activity, events);
+    task.silenceAnnounced = false;
+    if (events.some((e) => e.type === 'finished')) task.finishedSeen = true;
+    if (this.mode === 'json') for (const event of events) this.io.out(JSON.stringify(event));
+    if (this.mode === 'plain') for (const event of events) this.io.out(`${this.prefix(task)}${formatEventLine(event)}`);
+    this.changed();
+  }
+
+  private prefix(task: WatchedTask): string {
+    return `${shortId(task.id)} ${task.summary.state.agent}  `;
+  }
+
+  private async refresh(ids: string[]): Promise<void> {
+    const now = Date.now();
+    for (const id of ids) {
+      if (this.dismissed.has(id) || (this.ids.length && !this.ids.includes(id))) continue;
+      let summary: TaskSummary | undefined;
+      try {
+        summary = await this.store.summary(id);
+      } catch {
+        continue; // unreadable for a moment (a writer that does not rename): keep what we know, the next change retries
+      }
+      if (this.closed) return;
+      const task = this.tracked.get(id);
+      if (!summary) {
+        if (task) this.untrack(task);
+        continue;
+      }
+      if (!task) {
+        if (isActive(summary.observed) || now - recordedEnd(summary, now) < LINGER_MS) this.track(summary, now);
+        continue;
+      }
+      this.update(task, summary, now);
+    }
+    this.changed();
+  }
+
+  private update(task: Tracked, summary: TaskSummary, now: number): void {
+    const wasActive = task.endedAt === undefined;
+    task.summary = summary;
+    if (wasActive && !isActive(summary.observed)) {
+      task.endedAt = now;
+      if (this.mode === 'plain' && summary.observed === 'lost') {
+        this.io.out(`${this.prefix(task)}lost: its supervisor died before concluding (the worktree, if any, is kept)`);
+      }
+    }
+  }
+
+  private untrack(task: Tracked): void {
+    task.follower?.dispose();
+    this.tracked.delete(task.id);
+  }
+
+  /** Once a second: clocks and silences move, supervisors may have died, lingering tasks expire. */
+  private tick(): void {
+    const now = Date.now();
+    for (const task of this.tracked.values()) {
+      const observed = observedStatus(task.summary.state, now);
+      if (observed !== task.summary.observed) this.update(task, { ...task.summary, observed }, now);
+      if (this.mode === 'plain' && !task.endedAt && !task.silenceAnnounced && isStalled(task.activity, now)) {
+        task.silenceAnnounced = true;
+        this.io.out(`${this.prefix(task)}silence ${formatDuration(silenceMs(task.activity, now) ?? 0)} (no event since the last one)`);
+      }
+      if (!this.ids.length && task.endedAt !== undefined && now - task.endedAt > LINGER_MS) {
+        this.untrack(task);
+        this.dismissed.add(task.id);
+      }
+    }
+    if (this.mode === 'tty') this.render();
+    else this.stopWhenNamedTasksEnded(now);
+  }
+
+  /** Outside a terminal, `watch <ids>` ends once every named task has ended and its last events were printed. */
+  private stopWhenNamedTasksEnded(now: number): void {
+    if (!this.ids.length || this.mode === 'tty') return;
+    const all = this.ids.map((id) => this.tracked.get(id));
+    const drained = (t: Tracked | undefined) =>
+      !t || (t.endedAt !== undefined && (t.finishedSeen || t.summary.observed === 'lost' || now - t.endedAt > DRAIN_GRACE_MS));
+    if (all.every(drained)) this.finish();
+  }
+
+  private changed(): void {
+    if (this.closed) return;
+    if (this.mode === 'tty') {
+      this.renderTimer ??= setTimeout(() => {
+        this.renderTimer = undefined;
+        this.render();
+      }, 30);
+    } else {
+      this.stopWhenNamedTasksEnded(Date.now());
+    }
+  }
+
+  private render(): void {
+    if (this.closed) return;
+    const tasks = [...this.tracked.values()];
+    this.io.out(`\x1b[H\x1b[2J${renderFrame(tasks, Date.now(), this.style, this.io.columns ?? 100, this.maxParallel).join('\n')}`);
+  }
+
+  /** Alternate screen, hidden cursor, raw keys; returns the function that puts the terminal back as it was. */
+  private enterScreen(): () => void {
+    this.io.out('\x1b[?1049h\x1b[?25l');
+    const stdin = this.io.stdin;
+    const onKey = (chunk: Buffer | string) => {
+      const key = chunk.toString();
+      if (key.includes('q') || key.includes('Q') || key.includes('\x03')) this.finish();
+    };
+    if (stdin) {
+      if (stdin.isTTY) stdin.setRawMode?.(true);
+      stdin.on('data', onKey);
+      stdin.resume();
+    }
+    return () => {
+      if (stdin) {
+        stdin.off('data', onKey);
+        if (stdin.isTTY) stdin.setRawMode?.(false);
+        stdin.pause();
+      }
+      this.io.out('\x1b[?25h\x1b[?1049l');
+    };
+  }
+}
+
+/**
+ * One screen of the live view (reference §6.3.5-7): a header, a block per active task (pending question first, else
+ * the headline; counters with the silence), then the recently finished ones.
+ */
+export function renderFrame(
+  tasks: readonly WatchedTask[],
+  now: number,
+  style: Style,
+  columns: number,
+  maxParallel = DEFAULT_MAX_PARALLEL,
+): string[] {
+  const width = Math.max(40, columns);
+  const fit = (text: string) => truncate(text, width);
+  const active = tasks
+    .filter((t) => t.endedAt === undefined)
+    .sort(
+      (a, b) =>
+        Number(b.summary.pendingQuestions.length > 0) - Number(a.summary.pendingQuestions.length > 0) ||
+        Date.parse(a.summary.state.created_at) - Date.parse(b.summary.state.created_at),
+    );
+  const recent = tasks
+    .filter((t) => t.endedAt !== undefined)
+    .sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0))
+    .slice(0, MAX_RECENT);
+  const clock = new Date(now).toTimeString().slice(0, 8);
+  const lines = [
+    `${style.bold('caesar · watch')}  ${style.dim(`${active.length} active · max_parallel ${maxParallel} · ${clock}`)}`,
+    '',
+  ];
+  if (active.length === 0) lines.push(style.dim('No task in progress. The window stays open.'));
+  for (const task of active) lines.push(...renderActive(task, now, style, fit), '');
+  if (recent.length) {
+    lines.push(style.bold('Recently finished'));
+    for (const task of recent) lines.push(renderRecent(task, now, style, fit));
+  }
+  lines.push('', style.dim('q to quit'));
+  return lines;
+}
+
+function renderActive(task: WatchedTask, now: number, style: Style, fit: (s: string) => string): string[] {
+  const { state, pendingQuestions } = task.summary;
+  const stalled = isStalled(task.activity, now);
+  const bullet = stalled ? style.yellow('⚠') : style.cyan('●');
+  const age = formatDuration(now - (Date.parse(state.started_at ?? state.created_at) || now));
+  const who = [state.agent, state.role].filter(Boolean).join('•');
+  const lines = [
+    `${bullet} ${fit(`${shortId(task.id)}  ${who}  ${age}  ${state.isolation}•${state.mode}  ${task.summary.observed}`)}`,
+    `  ${style.dim(fit(oneLine(state.objective)))}`,
+  ];
+  const [question, ...moreQuestions] = pendingQuestions;
+  if (question) {
+    const more = moreQuestions.length ? ` (+${moreQuestions.length})` : '';
+    lines.push(`  ${style.yellow('?')} ${fit(`${oneLine(question.question)}${more}`)}`);
+    if (question.options.length) lines.push(`    ${fit(question.options.map((o, i) => `${i + 1}) ${o}`).join('  '))}`);
+    lines.push(`    ${style.dim(fit(`waiting for an answer — caesar answer ${task.id} ${question.id} "<text>" (or caesar_answer)`))}`);
+  } else {
+    const phase = task.activity.eventCount === 0 && state.phase ? `${state.phase}` : undefined;
+    lines.push(`  ${fit(phase ?? headline(task.activity, now))}`);
+  }
+  const counters = [`${task.activity.files.length} files`, `${task.activity.eventCount} events`];
+  if (task.badLines) counters.push(style.red(`${task.badLines} unreadable`));
+  const silence = silenceMs(task.activity, now);
+  if (silence !== undefined && silence > STALL_AFTER_MS) counters.push(style.yellow(`silence ${formatDuration(silence)}`));
+  lines.push(`  ${style.dim(counters.join(' · '))}`);
+  return lines;
+}
+
+function renderRecent(task: WatchedTask, now: number, style: Style, fit: (s: string) => string): string {
+  const { state, observed, result } = task.summary;
+  const report = state.report_status ?? result?.report.status ?? task.activity.finished?.status;
+  const ok = observed === 'succeeded' && report === 'success';
+  const mark = ok ? style.green('✓') : style.red('✗');
+  const ended = formatDuration(now - (task.endedAt ?? now));
+  const usage = formatUsage(state.usage ?? result?.usage);
+  return `  ${mark} ${fit(`${shortId(task.id)}  ${state.agent}  ${observed} / report ${report ?? '-'}  ${ended} ago${usage ? `  ${usage}` : ''}`)}`;
+}

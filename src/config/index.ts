@@ -1,0 +1,11 @@
+export * from './durations';
+export * from './errors';
+export * from './schema';
+export * from './layers';
+export * from './policy';
+export * from './roles';
+export * from './models';
+export * from './network';
+export * from './writers';
+export { writeFileAtomic } from '../base/atomic';
+export { locateKey } from './toml-source';

@@ -1,0 +1,110 @@
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { assertSafeId, newTaskId, taskPaths, tasksDir } from '../protocol';
+import { locateDistFile } from '../agents/dist-path';
+import { resolveAdapter } from '../agents/registry';
+import { writeJsonAtomic } from './atomic';
+import { LaunchSpecSchema, parseLaunchSpec, writeLaunchSpec, type LaunchSpec, type LaunchSpecInput } from './launch';
+import type { TaskState } from './state';
+
+/** A resolved delegation (see resolve.ts) plus where it runs; the id is generated unless imposed. */
+export type DelegateInput = Omit<LaunchSpecInput, 'id' | 'created_at'> & { id?: string; created_at?: string };
+
+export interface DelegateOptions {
+  /** Added to the supervisor's environment (and so the agent's), e.g. CAESAR_KILL_GRACE_MS in tests. */
+  env?: NodeJS.ProcessEnv;
+  /** The CLI bundle to run as supervisor; default: $CAESAR_CLI_JS, beside the running bundle, or the package's dist/. */
+  cliScript?: string;
+}
+
+export interface Delegated {
+  id: string;
+  taskDir: string;
+  supervisorPid?: number;
+}
+
+export class TaskExistsError extends Error {
+  override readonly name = 'TaskExistsError';
+}
+
+/**
+ * Starts a task: validates the launch, creates `.caesar/tasks/<id>/` with state.json `pending` AT ONCE (so every
+ * process sees the task from this moment, reference §8.13 fixed) and launch.json, then spawns the task's detached
+ * supervisor (`caesar supervise <taskDir>`) and returns. The task outlives the caller: closing the window or the
+ * terminal that delegated it does not stop it (DESIGN.md principle 3).
+ */
+export async function delegate(input: DelegateInput, options: DelegateOptions = {}): Promise<Delegated> {
+  const id = input.id ?? newTaskId();
+  assertSafeId(id, 'task id');
+  const spec = parseLaunchSpec({ ...input, id, created_at: input.created_at ?? new Date().toISOString() });
+  spec.root = path.resolve(spec.root);
+  spec.workspace = path.resolve(spec.workspace);
+  // Refuse an unknown agent before anything is written: a refusal leaves no directory behind.
+  resolveAdapter(spec.agent, spec.generic_agent ? [spec.generic_agent] : []);
+  const cliScript = options.cliScript ?? locateDistFile('caesar.js', 'CAESAR_CLI_JS', { ...process.env, ...options.env });
+
+  const paths = taskPaths(spec.root, id);
+  await fs.mkdir(tasksDir(spec.root), { recursive: true });
+  try {
+    await fs.mkdir(paths.dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new TaskExistsError(`Task "${id}" already exists (${paths.dir}).`);
+    throw err;
+  }
+  await writeJsonAtomic(paths.state, initialState(spec));
+  await writeLaunchSpec(spec.root, LaunchSpecSchema.parse(spec));
+  const supervisorPid = startSupervisor(cliScript, paths.dir, paths.supervisorLog, spec.root, options.env);
+  if (supervisorPid === undefined) {
+    // No supervisor exists, so this is still the only writer of state.json: record why the task cannot run.
+    const error = `Could not start the task's supervisor (${process.execPath} ${cliScript}); see ${paths.supervisorLog}.`;
+    await writeJsonAtomic(paths.state, { ...initialState(spec), status: 'failed', ended_at: new Date().toISOString(), error, phase: undefined });
+    throw new Error(error);
+  }
+  return { id, taskDir: paths.dir, ...(supervisorPid ? { supervisorPid } : {}) };
+}
+
+export function initialState(spec: LaunchSpec): TaskState {
+  return {
+    id: spec.id,
+    status: 'pending',
+    agent: spec.agent,
+    ...(spec.role ? { role: spec.role } : {}),
+    objective: spec.objective,
+    mode: spec.mode,
+    isolation: spec.isolation,
+    network: spec.network,
+    ...(spec.model ? { model: spec.model } : {}),
+    timeout_ms: spec.timeout_ms,
+    depth: spec.depth,
+    created_at: spec.created_at,
+    root: spec.root,
+    workspace: spec.workspace,
+    excluded_paths: [],
+    phase: 'starting',
+  };
+}
+
+/**
+ * `process.execPath <caesar.js> supervise <taskDir>`, detached in its own session, stdio to supervisor.log, unref'd.
+ * ELECTRON_RUN_AS_NODE=1 lets the extension host's Electron binary act as plain Node, so no `node` on PATH is needed.
+ */
+function startSupervisor(cliScript: string, taskDir: string, logFile: string, cwd: string, extraEnv?: NodeJS.ProcessEnv): number | undefined {
+  const log = openSync(logFile, 'a');
+  try {
+    const child = spawn(process.execPath, [cliScript, 'supervise', taskDir], {
+      cwd,
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: { ...process.env, ...extraEnv, ELECTRON_RUN_AS_NODE: '1' },
+      windowsHide: true,
+    });
+    child.on('error', () => {
+      /* reported through the store: a supervisor that never writes its pid is shown as lost */
+    });
+    child.unref();
+    return child.pid;
+  } finally {
+    closeSync(log);
+  }
+}

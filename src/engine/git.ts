@@ -1,0 +1,220 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/*
+ * Git is driven through child_process.spawn with argv arrays, not simple-git, because this layer needs:
+ *  - raw Buffers: `-z` output is NUL-separated and patches may carry non-UTF-8 bytes that a string decode would corrupt;
+ *  - a per-call environment (GIT_INDEX_FILE for temporary indexes, GIT_OPTIONAL_LOCKS=0 for read-only inspection);
+ *  - stdin input and exit codes as data (`check-ignore` answers with exit 1, `apply --check` with 1 on conflict).
+ * simple-git decodes output to strings and wraps exit codes in exceptions, which makes all three awkward.
+ * No shell is ever involved, so paths are never interpolated into a command line.
+ */
+
+/** Variables that would redirect git away from the repository we name with `cwd` (e.g. when run from a git hook). */
+const REPO_REDIRECTING_ENV = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_PREFIX',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_NAMESPACE',
+];
+
+/** Output formats we parse must not depend on the user's config (quoting, prefixes, colour, external diff). */
+export const NEUTRAL_CONFIG = [
+  '-c', 'core.quotePath=false',
+  '-c', 'color.ui=never',
+  '-c', 'diff.noprefix=false',
+  '-c', 'diff.mnemonicPrefix=false',
+  '-c', 'diff.renames=true',
+  '-c', 'diff.relative=false',
+];
+
+export interface GitRunOptions {
+  cwd: string;
+  /** Extra environment (e.g. GIT_INDEX_FILE). */
+  env?: Record<string, string>;
+  input?: Buffer | string;
+  /** Exit codes that are answers rather than failures (default: only 0). */
+  okCodes?: number[];
+  /** Upper bound for stdout, so a runaway output cannot exhaust memory. */
+  maxBytes?: number;
+}
+
+export interface GitRunResult {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+export class GitError extends Error {
+  override readonly name = 'GitError';
+  constructor(
+    readonly args: readonly string[],
+    readonly code: number | null,
+    readonly stderr: string,
+    readonly cwd: string,
+  ) {
+    super(`git ${withoutConfig(args).join(' ')} failed (exit ${code}) in ${cwd}: ${stderr.trim() || '(no output)'}`);
+  }
+}
+
+/** The command as a user would type it: the `-c key=value` pairs we add for stable parsing are noise in a message. */
+function withoutConfig(args: readonly string[]): string[] {
+  const shown: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c') i++;
+    else shown.push(args[i] as string);
+  }
+  return shown;
+}
+
+const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+
+export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of REPO_REDIRECTING_ENV) delete env[name];
+  env.GIT_TERMINAL_PROMPT = '0';
+  return { ...env, ...extra };
+}
+
+/** Runs git with argv (never a shell). Rejects with GitError on an exit code not listed in okCodes. */
+export function runGit(args: string[], options: GitRunOptions): Promise<GitRunResult> {
+  const okCodes = options.okCodes ?? [0];
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd: options.cwd, env: gitEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outBytes = 0;
+    let overflow = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > maxBytes) {
+        overflow = true;
+        child.kill('SIGKILL');
+        return;
+      }
+      out.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', (error) => {
+      // spawn reports a missing cwd as ENOENT too, which would read as "git is not installed".
+      const why = existsSync(options.cwd) ? `cannot run git: ${error.message}` : 'the directory does not exist';
+      reject(new GitError(args, null, why, options.cwd));
+    });
+    child.on('close', (code) => {
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (overflow) {
+        reject(new GitError(args, code, `output exceeded ${maxBytes} bytes`, options.cwd));
+      } else if (code !== null && okCodes.includes(code)) {
+        resolve({ code, stdout: Buffer.concat(out), stderr });
+      } else {
+        reject(new GitError(args, code, stderr, options.cwd));
+      }
+    });
+    // A git that exits before reading stdin makes the write fail with EPIPE; the exit code tells the real story.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** stdout of a successful git command as trimmed text. */
+export async function gitText(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
+  const result = await runGit(args, { cwd, ...(env ? { env } : {}) });
+  return result.stdout.toString('utf8').trim();
+}
+
+/** Absolute toplevel of the repository containing `dir`, or undefined when dir is not inside a work tree. */
+export async function gitToplevel(dir: string): Promise<string | undefined> {
+  try {
+    const top = await gitText(['rev-parse', '--show-toplevel'], dir);
+    return top || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export type RepoState =
+  | { kind: 'usable'; gitRoot: string; head: string }
+  | { kind: 'not-a-repo' | 'no-commits'; message: string; remedy: string; gitRoot?: string };
+
+/** "Usable" = inside a git work tree that has at least one commit (worktrees branch from HEAD). */
+export async function repoState(dir: string): Promise<RepoState> {
+  const gitRoot = await gitToplevel(dir);
+  if (!gitRoot) {
+    return {
+      kind: 'not-a-repo',
+      message: `${dir} is not inside a git repository.`,
+      remedy: 'Run `git init` and make a first commit (`git commit --allow-empty -m init`).',
+    };
+  }
+  const head = await runGit(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: gitRoot, okCodes: [0, 1, 128] });
+  const sha = head.stdout.toString('utf8').trim();
+  if (head.code !== 0 || !sha) {
+    return {
+      kind: 'no-commits',
+      gitRoot,
+      message: `The git repository at ${gitRoot} has no commits yet, so there is nothing to branch a worktree from.`,
+      remedy: 'Make a first commit: `git commit --allow-empty -m init`.',
+    };
+  }
+  return { kind: 'usable', gitRoot, head: sha };
+}
+
+/** Splits NUL-terminated git output (`-z`) into fields, decoding each as UTF-8 (git stores paths as bytes; UTF-8 is the norm). */
+export function splitNul(output: Buffer): string[] {
+  const fields = output.toString('utf8').split('\0');
+  if (fields.length && fields[fields.length - 1] === '') fields.pop();
+  return fields;
+}
+
+/** `:(literal,top)` pathspec: the path is matched verbatim (no glob), from the repository root. */
+export function literalPathspec(relPath: string): string {
+  return `:(literal,top)${relPath}`;
+}
+
+export function excludePathspec(relPath: string): string {
+  return `:(exclude,literal,top)${relPath}`;
+}
+
+/**
+ * Runs `fn` with GIT_INDEX_FILE pointing at a private copy of the index of the work tree `cwd` (or an empty index).
+ * The real index is only read (copied), never written, never locked: the user's staging area and an agent's
+ * concurrent `git commit` in a worktree are both left alone.
+ */
+export async function withTempIndex<T>(cwd: string, fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'caesar-index-'));
+  const indexFile = path.join(dir, 'index');
+  try {
+    const realIndex = path.resolve(cwd, await gitText(['rev-parse', '--git-path', 'index'], cwd));
+    await copyIndex(realIndex, indexFile);
+    return await fn({ GIT_INDEX_FILE: indexFile });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Copying keeps git's stat cache, so only files changed since the last real index write get re-hashed. The copy
+ * must not look NEWER than the original: git trusts an entry's stat data only when the file is older than the
+ * index file ("racy git"), so a fresh mtime would hide a same-size edit made in the same second. The copy gets the
+ * original's mtime minus one second, which only makes git re-check a few more recent files.
+ */
+async function copyIndex(realIndex: string, copy: string): Promise<void> {
+  let original;
+  try {
+    original = await stat(realIndex);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return; // no index yet: start empty
+    throw error;
+  }
+  await copyFile(realIndex, copy);
+  const seconds = original.mtimeMs / 1000 - 1;
+  await utimes(copy, seconds, seconds);
+}

@@ -1,0 +1,237 @@
+import type { Finding } from '../protocol';
+import {
+  DurationError,
+  ISOLATIONS,
+  MODES,
+  NETWORK_REQUESTS,
+  checkPolicy,
+  nextDelegationDepth,
+  parseDuration,
+  pickRoleAgent,
+  readRolePrompt,
+  resolveModel,
+  resolveNetwork,
+  type IsolationRequest,
+  type LoadedConfig,
+  type ModeName,
+  type NetworkRequest,
+  type PolicyRule,
+  type RoleConfig,
+  type SkippedAgent,
+} from '../config';
+import type { AgentCatalogue } from './agent-catalogue';
+import { repoState } from './git';
+import type { LaunchSpec } from './launch';
+
+export type { AgentCatalogue } from './agent-catalogue';
+
+/** What a caller asks for (the CLI's `run`, MCP `caesar_delegate`, the extension's Delegate flow). */
+export interface DelegationRequest {
+  objective: string;
+  /** The user's directory the task is about (absolute). */
+  workspace: string;
+  agent?: string;
+  role?: string;
+  mode?: ModeName;
+  isolation?: IsolationRequest;
+  network?: NetworkRequest;
+  model?: string;
+  /** A duration as the config accepts it ("90s", "10m", 5000). */
+  timeout?: string | number;
+  context?: string;
+  constraints?: string[];
+  acceptance_criteria?: string[];
+  channel?: boolean;
+  extra_args?: string[];
+}
+
+export interface ResolveOptions {
+  loaded: LoadedConfig;
+  catalogue: AgentCatalogue;
+  /** The caesar root (holds .caesar/): role prompt files are read from here. */
+  root: string;
+  /** For $CAESAR_DEPTH; defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The launch spec minus what delegate() adds when it creates the task directory. */
+export type LaunchDraft = Omit<LaunchSpec, 'id' | 'root' | 'created_at'>;
+
+export interface Resolution {
+  launch: LaunchDraft;
+  /** Agents of the role passed over before the pick, with why. */
+  skipped: SkippedAgent[];
+  /** Things to tell the user before launch (also present as info findings in launch.findings). */
+  warnings: string[];
+}
+
+export type RefusalCode =
+  | PolicyRule
+  | 'usage'
+  | 'unknown-role'
+  | 'unknown-agent'
+  | 'not-installed'
+  | 'no-agent'
+  | 'model'
+  | 'network'
+  | 'inplace-write'
+  | 'role-prompt';
+
+/**
+ * The delegation cannot happen as asked. Raised before anything is written, so a refusal never leaves a task
+ * directory behind. A command line maps it to exit 2.
+ */
+export class DelegationRefusedError extends Error {
+  override readonly name = 'DelegationRefusedError';
+  readonly exitCode = 2;
+  constructor(
+    readonly code: RefusalCode,
+    message: string,
+    readonly remedy?: string,
+    readonly skipped: SkippedAgent[] = [],
+  ) {
+    super(remedy ? `${message}\n${remedy}` : message);
+  }
+}
+
+/** Reference §4.5, in its order: the first problem found is the one reported. */
+export async function resolveDelegation(request: DelegationRequest, options: ResolveOptions): Promise<Resolution> {
+  const { config, provenance } = options.loaded;
+  const { policy } = config;
+  const { catalogue } = options;
+  if (!request.objective || request.objective.trim() === '') throw new DelegationRefusedError('usage', 'An objective is required.');
+  if (!request.agent && !request.role) throw new DelegationRefusedError('usage', 'Name an agent or a role (--agent <id> or --role <name>).');
+  // Callers outside TypeScript (MCP clients) can send anything: check the shape before resolving.
+  checkChoice('mode', request.mode, MODES);
+  checkChoice('isolation', request.isolation, ISOLATIONS);
+  checkChoice('network', request.network, NETWORK_REQUESTS);
+
+  let role: RoleConfig | undefined;
+  if (request.role) {
+    role = config.roles.find((r) => r.name === request.role);
+    if (!role) {
+      throw new DelegationRefusedError('unknown-role', `Unknown role "${request.role}". Known roles: ${config.roles.map((r) => r.name).join(', ') || 'none'}.`, 'caesar role list');
+    }
+  }
+
+  const depth = nextDelegationDepth(options.env ?? process.env);
+  const policyCheck = { provenance: provenance.policy };
+  let agent: string;
+  let skipped: SkippedAgent[] = [];
+  if (request.agent) {
+    agent = request.agent;
+  } else {
+    const pick = await pickRoleAgent(role!, {
+      unusable: async (id) => {
+        if (!catalogue.capabilities(id)) return 'unknown agent';
+        if (!(await catalogue.isInstalled(id))) return 'not installed';
+        return checkPolicy(policy, id, policyCheck)?.reason;
+      },
+    });
+    if (pick.agent === undefined) throw new DelegationRefusedError('no-agent', pick.reason, 'caesar doctor', pick.skipped);
+    agent = pick.agent;
+    skipped = pick.skipped;
+  }
+
+  const capabilities = catalogue.capabilities(agent);
+  if (!capabilities) {
+    throw new DelegationRefusedError('unknown-agent', `Unknown agent "${agent}". Known agents: ${catalogue.ids().join(', ')}.`, 'caesar agents list');
+  }
+  const refusal = checkPolicy(policy, agent, { ...policyCheck, depth });
+  if (refusal) throw new DelegationRefusedError(refusal.rule, refusal.reason, refusal.remedy, skipped);
+  if (!(await catalogue.isInstalled(agent))) {
+    throw new DelegationRefusedError('not-installed', `Agent "${agent}" (${catalogue.displayName(agent)}) is not installed: its program was not found on PATH.`, 'caesar doctor');
+  }
+
+  const mode: ModeName = request.mode ?? role?.mode ?? policy.default_mode;
+  const isolation = pickIsolation(request, role, policy.default_isolation);
+  if (mode === 'write' && isolation.value === 'inplace' && !policy.allow_inplace_write && (await repoState(request.workspace)).kind === 'usable') {
+    throw new DelegationRefusedError(
+      'inplace-write',
+      `Writing in place is refused: isolation "inplace" was ${isolation.source}, and the policy does not allow in-place writes.`,
+      'Use isolation "worktree" (or "auto"), or set allow_inplace_write = true in [policy] if you accept agents editing your checkout directly.',
+    );
+  }
+
+  const findings: Finding[] = [];
+  const warnings: string[] = [];
+  const networkRequest: NetworkRequest = request.network ?? role?.network ?? policy.default_network;
+  const network = resolveNetwork(networkRequest, capabilities.network, mode, agent);
+  if ('refused' in network) throw new DelegationRefusedError('network', network.refused, network.remedy);
+  if (network.warning) {
+    warnings.push(network.warning);
+    findings.push({ severity: 'info', title: 'Network not as requested', detail: network.warning });
+  }
+
+  const model = resolveModel({ agent, agentAcceptsModel: capabilities.model, explicit: request.model, role, models: config.models });
+  if ('refused' in model) throw new DelegationRefusedError('model', model.refused);
+  if (model.dropped) {
+    warnings.push(model.dropped.detail);
+    findings.push({ severity: 'info', title: 'Model not applied', detail: model.dropped.detail });
+  }
+
+  const timeout_ms = resolveTimeout(request.timeout, role, policy.default_timeout_ms);
+
+  let rolePrompt = '';
+  if (role) {
+    try {
+      rolePrompt = await readRolePrompt(options.root, role);
+    } catch (err) {
+      throw new DelegationRefusedError('role-prompt', (err as Error).message);
+    }
+  }
+  const context = [rolePrompt, request.context ?? ''].filter((part) => part.trim() !== '').join('\n\n---\n\n');
+  const generic = config.agents.find((entry) => entry.id === agent);
+
+  const launch: LaunchDraft = {
+    workspace: request.workspace,
+    agent,
+    ...(role ? { role: role.name } : {}),
+    objective: request.objective,
+    context,
+    constraints: request.constraints ?? [],
+    acceptance_criteria: request.acceptance_criteria ?? [],
+    mode,
+    isolation: isolation.value,
+    network: network.available,
+    ...(model.model !== undefined ? { model: model.model } : {}),
+    timeout_ms,
+    depth,
+    channel: request.channel ?? false,
+    extra_args: request.extra_args ?? [],
+    allow_inplace_write: policy.allow_inplace_write,
+    worktree_setup: { copy: [...config.worktree.copy], link: [...config.worktree.link], setup: [...config.worktree.setup] },
+    ...(generic ? { generic_agent: { ...generic, args: [...generic.args] } } : {}),
+    findings,
+    max_parallel: policy.max_parallel,
+  };
+  return { launch, skipped, warnings };
+}
+
+function checkChoice(field: string, value: string | undefined, allowed: readonly string[]): void {
+  if (value !== undefined && !allowed.includes(value)) {
+    throw new DelegationRefusedError('usage', `Invalid ${field} "${value}": expected one of ${allowed.join(', ')}.`);
+  }
+}
+
+function pickIsolation(request: DelegationRequest, role: RoleConfig | undefined, fallback: IsolationRequest): { value: IsolationRequest; source: string } {
+  if (request.isolation) return { value: request.isolation, source: 'explicitly requested' };
+  if (role?.isolation) return { value: role.isolation, source: `inherited from role "${role.name}"` };
+  return { value: fallback, source: 'inherited from the policy default' };
+}
+
+function resolveTimeout(explicit: string | number | undefined, role: RoleConfig | undefined, fallback: number): number {
+  let ms: number;
+  if (explicit !== undefined) {
+    try {
+      ms = parseDuration(explicit);
+    } catch (err) {
+      if (err instanceof DurationError) throw new DelegationRefusedError('usage', `Timeout: ${err.message}`);
+      throw err;
+    }
+  } else {
+    ms = role?.timeout_ms ?? fallback;
+  }
+  if (ms <= 0) throw new DelegationRefusedError('usage', 'The timeout must be longer than zero.');
+  return ms;
+}

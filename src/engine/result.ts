@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { ChangeActionSchema, ReportSchema, UsageSchema } from '../protocol';
+import { ReportSourceSchema } from './state';
+
+/** One file of a task's diff, as git sees it. */
+export const FileChangeSchema = z.object({
+  path: z.string(),
+  old_path: z.string().optional(),
+  action: ChangeActionSchema,
+  additions: z.number().int().nonnegative(),
+  deletions: z.number().int().nonnegative(),
+  binary: z.boolean(),
+});
+export type FileChangeRecord = z.infer<typeof FileChangeSchema>;
+
+/**
+ * `<taskDir>/result.json`, written once by the supervisor: the normalized, git-reconciled report with its provenance.
+ * The agent's own report.json stays untouched beside it (reference §8.16 fixed).
+ */
+export const ResultDocSchema = z.object({
+  report: ReportSchema,
+  report_source: ReportSourceSchema,
+  changes_verified_by: z.enum(['git', 'declaration']),
+  agent_report_valid: z.boolean(),
+  /** Why the agent's report.json was not used: malformed, too large, unknown version (named). */
+  agent_report_error: z.string().optional(),
+  usage: UsageSchema.optional(),
+  diff: z.object({ files: z.array(FileChangeSchema), is_empty: z.boolean() }).optional(),
+});
+export type ResultDoc = z.infer<typeof ResultDocSchema>;
+
+/** `<taskDir>/applied.json`, written by apply(): keeps state.json single-writer. */
+export const AppliedDocSchema = z.object({
+  applied_at: z.string(),
+  patch_digest: z.string(),
+  files: z.array(z.string()),
+});
+export type AppliedDoc = z.infer<typeof AppliedDocSchema>;

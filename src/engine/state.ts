@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { IsolationSchema, ModeSchema, ReportStatusSchema, UsageSchema } from '../protocol';
+
+/**
+ * Lifecycle of a task as the orchestrator sees it (independent of the report's own status).
+ * pending: directory created, supervisor not yet running the agent (waiting for a slot, preparing the worktree).
+ * lost: never written; the store reports it when the supervisor died without concluding (pid gone, state active).
+ */
+export const TaskStatusSchema = z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out']);
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+export type ObservedStatus = TaskStatus | 'lost';
+export const ACTIVE_STATUSES: readonly TaskStatus[] = ['pending', 'running'];
+
+export const ReportSourceSchema = z.enum(['channel', 'schema', 'file', 'extracted', 'synthesized']);
+export type ReportSource = z.infer<typeof ReportSourceSchema>;
+
+/**
+ * `<taskDir>/state.json`. Written by delegate() once (pending), then only by the task's supervisor (principle 2).
+ * Everything needed to show, review and apply the task later lives here or in task.json / result.json.
+ */
+export const TaskStateSchema = z.object({
+  id: z.string(),
+  status: TaskStatusSchema,
+  agent: z.string(),
+  role: z.string().optional(),
+  objective: z.string(),
+  mode: ModeSchema,
+  /** The requested isolation may be "auto"; it is resolved by the supervisor, which rewrites this field. */
+  isolation: z.union([IsolationSchema, z.literal('auto')]),
+  network: z.boolean(),
+  model: z.string().optional(),
+  timeout_ms: z.number().int().positive(),
+  depth: z.number().int().nonnegative(),
+  created_at: z.string(),
+  started_at: z.string().optional(),
+  ended_at: z.string().optional(),
+  /** The caesar root (holds .caesar/) and the user's workspace the task was delegated from. */
+  root: z.string(),
+  workspace: z.string(),
+  /** Under worktree isolation: where the agent works, its branch and the frozen starting commit. */
+  worktree: z.string().optional(),
+  branch: z.string().optional(),
+  base_ref: z.string().optional(),
+  /** Paths laid down by [worktree] copy/link, excluded from every diff with prefix semantics. */
+  excluded_paths: z.array(z.string()).default([]),
+  supervisor_pid: z.number().int().optional(),
+  /** os.hostname() of the supervisor: a pid is only checked for liveness on the host that recorded it. */
+  supervisor_host: z.string().optional(),
+  agent_pid: z.number().int().optional(),
+  /** Free text shown while pending, e.g. "waiting for a slot (2 ahead)" or "creating worktree". */
+  phase: z.string().optional(),
+  exit_code: z.number().int().nullable().optional(),
+  signal: z.string().nullable().optional(),
+  report_status: ReportStatusSchema.optional(),
+  report_source: ReportSourceSchema.optional(),
+  changes_verified_by: z.enum(['git', 'declaration']).optional(),
+  usage: UsageSchema.optional(),
+  /** A fatal orchestration error (worktree impossible, setup failed, agent not found), with its remedy. */
+  error: z.string().optional(),
+});
+export type TaskState = z.infer<typeof TaskStateSchema>;

@@ -1,0 +1,301 @@
+import { promises as fs, watch, type FSWatcher } from 'node:fs';
+import { hostname } from 'node:os';
+import { isPidAlive } from '../base/process';
+import * as path from 'node:path';
+import {
+  QuestionFileSchema,
+  TaskSchema,
+  isSafeId,
+  readEventLine,
+  taskPaths,
+  tasksDir,
+  type ProtocolEvent,
+  type QuestionFile,
+  type Task,
+} from '../protocol';
+import { readJsonFile } from './atomic';
+import { combineDisposables, toDisposable, type Disposable } from './disposable';
+import { AppliedDocSchema, ResultDocSchema, type AppliedDoc, type ResultDoc } from './result';
+import { ACTIVE_STATUSES, TaskStateSchema, type ObservedStatus, type TaskState } from './state';
+import { tailLines } from './tail';
+
+export interface TaskSummary {
+  id: string;
+  state: TaskState;
+  /** The status to show: the recorded one, or 'lost' when the supervisor died without concluding. */
+  observed: ObservedStatus;
+  lastEvent?: ProtocolEvent;
+  /** Size of events.jsonl: where a follower that has seen everything so far would resume. */
+  eventsBytes: number;
+  pendingQuestions: QuestionFile[];
+  result?: ResultDoc;
+  applied?: AppliedDoc;
+}
+
+export interface TaskView extends TaskSummary {
+  task?: Task;
+}
+
+/** A supervisor that has not written its pid this long after delegation never started. */
+const SUPERVISOR_START_GRACE_MS = 30_000;
+/** How much of the end of events.jsonl is read to find the last event (cheap; never the whole file). */
+const LAST_EVENT_WINDOW = 64 * 1024;
+
+/**
+ * The read side of tasks, shared by the CLI, the MCP server and the extension. It never writes: the supervisor is the
+ * only writer of a task's files (DESIGN.md principle 2), and everyone else sends requests (see requests.ts).
+ */
+export class TaskStore {
+  constructor(readonly root: string) {}
+
+  get tasksDir(): string {
+    return tasksDir(this.root);
+  }
+
+  /** Task ids present on disk (directories with a safe name). */
+  async ids(): Promise<string[]> {
+    try {
+      const entries = await fs.readdir(this.tasksDir, { withFileTypes: true });
+      return entries.filter((e) => e.isDirectory() && isSafeId(e.name)).map((e) => e.name);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+  }
+
+  /** Every readable task, needing input first, then active, then finished newest first. Unreadable ones are skipped. */
+  async list(): Promise<TaskSummary[]> {
+    const summaries = await Promise.all((await this.ids()).map((id) => this.summary(id).catch(() => undefined)));
+    return sortForDisplay(summaries.filter((s): s is TaskSummary => s !== undefined));
+  }
+
+  async get(id: string): Promise<TaskView | undefined> {
+    if (!isSafeId(id)) return undefined;
+    const summary = await this.summary(id);
+    if (!summary) return undefined;
+    const task = await readJsonFile(taskPaths(this.root, id).task, TaskSchema).catch(() => undefined);
+    return { ...summary, task };
+  }
+
+  /** Like get(), but a missing task is an error that names the id and the root searched. */
+  async require(id: string): Promise<TaskView> {
+    const view = await this.get(id);
+    if (!view) throw new Error(`Unknown task "${id}" (looked in ${this.tasksDir}).`);
+    return view;
+  }
+
+  async summary(id: string): Promise<TaskSummary | undefined> {
+    const paths = taskPaths(this.root, id);
+    const state = await readJsonFile(paths.state, TaskStateSchema);
+    if (!state) return undefined;
+    const [last, pendingQuestions, result, applied] = await Promise.all([
+      readLastEvent(paths.events),
+      readPendingQuestions(paths.questionsDir, paths.answersDir),
+      readJsonFile(paths.result, ResultDocSchema).catch(() => undefined),
+      readJsonFile(paths.applied, AppliedDocSchema).catch(() => undefined),
+    ]);
+    return {
+      id,
+      state,
+      observed: observedStatus(state),
+      lastEvent: last.event,
+      eventsBytes: last.size,
+      pendingQuestions,
+      result,
+      applied,
+    };
+  }
+
+  /**
+   * Follows a task's events from a byte offset (0 = from the start), live, without re-reading the file. Lines that do
+   * not parse are reported to onBadLine with their reason (the reference skips them silently).
+   */
+  follow(
+    id: string,
+    fromOffset: number,
+    onEvents: (events: ProtocolEvent[], nextOffset: number) => void,
+    onBadLine?: (line: string, error: string) => void,
+  ): Disposable {
+    return tailLines(taskPaths(this.root, id).events, {
+      fromOffset,
+      onLines: (lines, nextOffset) => {
+        const events: ProtocolEvent[] = [];
+        for (const line of lines) {
+          if (!line.trim()) continue;
+          try {
+            events.push(readEventLine(line));
+          } catch (err) {
+            onBadLine?.(line, (err as Error).message);
+          }
+        }
+        if (events.length) onEvents(events, nextOffset);
+      },
+    });
+  }
+
+  /** Reads every event once (for `logs` and MCP; followers use follow()). Bad lines are counted, not hidden. */
+  async readEvents(id: string): Promise<{ events: ProtocolEvent[]; badLines: number }> {
+    let text = '';
+    try {
+      text = await fs.readFile(taskPaths(this.root, id).events, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const events: ProtocolEvent[] = [];
+    let badLines = 0;
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        events.push(readEventLine(line));
+      } catch {
+        badLines++;
+      }
+    }
+    return { events, badLines };
+  }
+
+  /**
+   * Calls onChange with the ids of tasks that appeared or whose files changed, coalesced over `debounceMs`.
+   * Driven by fs.watch on the tasks folder and on each task folder; works before `.caesar/tasks` exists.
+   */
+  watch(onChange: (ids: string[]) => void, debounceMs = 50): Disposable {
+    const taskWatchers = new Map<string, FSWatcher>();
+    const changed = new Set<string>();
+    let timer: NodeJS.Timeout | undefined;
+    let rootWatcher: FSWatcher | undefined;
+    let disposed = false;
+
+    const flush = () => {
+      timer = undefined;
+      if (disposed || changed.size === 0) return;
+      const ids = [...changed];
+      changed.clear();
+      onChange(ids);
+    };
+    const mark = (id: string) => {
+      changed.add(id);
+      timer ??= setTimeout(flush, debounceMs);
+    };
+    const watchTask = (id: string) => {
+      if (taskWatchers.has(id) || !isSafeId(id)) return;
+      const watcher = safeWatch(path.join(this.tasksDir, id), () => mark(id), true);
+      if (watcher) taskWatchers.set(id, watcher);
+    };
+    const rescan = async () => {
+      const ids = await this.ids().catch(() => [] as string[]);
+      for (const id of ids) {
+        if (!taskWatchers.has(id)) {
+          watchTask(id);
+          mark(id);
+        }
+      }
+      for (const [id, watcher] of taskWatchers) {
+        if (!ids.includes(id)) {
+          watcher.close();
+          taskWatchers.delete(id);
+          mark(id);
+        }
+      }
+    };
+    // Until .caesar/tasks exists, watch the nearest existing ancestor inside the root for its creation.
+    const armRoot = () => {
+      if (disposed) return;
+      rootWatcher?.close();
+      const candidates = [this.tasksDir, path.dirname(this.tasksDir), this.root];
+      for (const dir of candidates) {
+        rootWatcher = safeWatch(dir, () => {
+          if (dir !== this.tasksDir) armRoot();
+          void rescan();
+        });
+        if (rootWatcher) break;
+      }
+      void rescan();
+    };
+    armRoot();
+
+    return combineDisposables([
+      toDisposable(() => {
+        disposed = true;
+        rootWatcher?.close();
+        for (const watcher of taskWatchers.values()) watcher.close();
+        taskWatchers.clear();
+        if (timer) clearTimeout(timer);
+      }),
+    ]);
+  }
+}
+
+/** What to show for a task: a supervisor that died while the task was active makes the task 'lost'. */
+export function observedStatus(state: TaskState, now = Date.now()): ObservedStatus {
+  if (!ACTIVE_STATUSES.includes(state.status)) return state.status;
+  if (state.supervisor_host !== undefined && state.supervisor_host !== hostname()) return state.status;
+  if (state.supervisor_pid !== undefined) return isPidAlive(state.supervisor_pid) ? state.status : 'lost';
+  const age = now - Date.parse(state.created_at);
+  return age > SUPERVISOR_START_GRACE_MS ? 'lost' : state.status;
+}
+
+
+export function isActive(status: ObservedStatus): boolean {
+  return status === 'pending' || status === 'running';
+}
+
+/** Needs input first, then running, then pending, then finished (newest first). */
+export function sortForDisplay(tasks: TaskSummary[]): TaskSummary[] {
+  const rank = (t: TaskSummary) =>
+    t.pendingQuestions.length && isActive(t.observed) ? 0 : t.observed === 'running' ? 1 : t.observed === 'pending' ? 2 : 3;
+  const time = (t: TaskSummary) => Date.parse(t.state.ended_at ?? t.state.started_at ?? t.state.created_at) || 0;
+  return [...tasks].sort((a, b) => rank(a) - rank(b) || time(b) - time(a));
+}
+
+async function readLastEvent(file: string): Promise<{ event?: ProtocolEvent; size: number }> {
+  let handle: fs.FileHandle | undefined;
+  try {
+    handle = await fs.open(file, 'r');
+    const { size } = await handle.stat();
+    const length = Math.min(size, LAST_EVENT_WINDOW);
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, size - length);
+    // Resume point for followers: just after the last complete line, never in the middle of one.
+    const complete = size - (length - 1 - buffer.lastIndexOf(0x0a));
+    const lines = buffer.toString('utf8').split('\n');
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const line = lines[i]!.trim();
+      if (!line) continue;
+      try {
+        return { event: readEventLine(line), size: complete };
+      } catch {
+        /* a partial or bad line: look further back */
+      }
+    }
+    return { size: complete };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { size: 0 };
+    throw err;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** Questions without an answer and not expired, oldest first. */
+export async function readPendingQuestions(questionsDir: string, answersDir: string): Promise<QuestionFile[]> {
+  const names = await fs.readdir(questionsDir).catch(() => [] as string[]);
+  if (names.length === 0) return [];
+  const answered = new Set((await fs.readdir(answersDir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')));
+  const pending: QuestionFile[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json') || name.startsWith('.') || answered.has(name)) continue;
+    const question = await readJsonFile(path.join(questionsDir, name), QuestionFileSchema).catch(() => undefined);
+    if (question && !question.expired_at && `${question.id}.json` === name) pending.push(question);
+  }
+  return pending.sort((a, b) => a.asked_at.localeCompare(b.asked_at));
+}
+
+function safeWatch(dir: string, onChange: () => void, persistent = false): FSWatcher | undefined {
+  try {
+    const watcher = watch(dir, { persistent }, () => onChange());
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    return undefined;
+  }
+}

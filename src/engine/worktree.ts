@@ -1,0 +1,157 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { CAESAR_DIR, assertSafeId, worktreesDir, type Finding } from '../protocol';
+import { GitError, gitText, runGit } from './git';
+
+export interface CreatedWorktree {
+  path: string;
+  branch: string;
+  /** The commit the worktree started from, frozen: every later diff is taken against it, never against HEAD. */
+  base_ref: string;
+}
+
+export function defaultBranch(id: string): string {
+  return `caesar/${id}`;
+}
+
+export function worktreePath(gitRoot: string, id: string): string {
+  assertSafeId(id, 'task id');
+  return path.join(worktreesDir(gitRoot), id);
+}
+
+/**
+ * `git worktree add -b caesar/<id> <gitRoot>/.caesar/wt/<id> HEAD`, run from the git root, then `rev-parse HEAD`
+ * inside the new worktree: that SHA is base_ref.
+ */
+export async function createWorktree(options: { gitRoot: string; id: string; branch?: string; root?: string }): Promise<CreatedWorktree> {
+  const { gitRoot, id } = options;
+  const target = worktreePath(gitRoot, id);
+  const branch = options.branch ?? defaultBranch(id);
+  await assertValidBranch(gitRoot, branch);
+  if (existsSync(target)) {
+    throw new Error(`Cannot create the worktree: ${target} already exists. Remove it (caesar gc) or use another task id.`);
+  }
+  await mkdir(path.dirname(target), { recursive: true });
+  try {
+    await runGit(['worktree', 'add', '-b', branch, target, 'HEAD'], { cwd: gitRoot });
+  } catch (error) {
+    const stderr = error instanceof GitError ? error.stderr : String(error);
+    if (/invalid reference: HEAD|not a valid object name|unknown revision/i.test(stderr)) {
+      throw new Error(`Cannot create a worktree: the repository at ${gitRoot} has no commits yet. Remedy: git commit --allow-empty -m init`);
+    }
+    if (/already exists/i.test(stderr)) {
+      throw new Error(`Cannot create the worktree: branch ${branch} already exists. Delete it (git branch -D ${branch}) or use another task id.`);
+    }
+    throw error;
+  }
+  const base_ref = await gitText(['rev-parse', '--verify', 'HEAD^{commit}'], target);
+  if (options.root) await writeFile(path.join(await adminDir(target), OWNER_FILE), `${path.resolve(options.root)}\n`);
+  return { path: target, branch, base_ref };
+}
+
+/**
+ * `<git admin dir of the worktree>/caesar-root` names the caesar root whose task owns the worktree. It lives in
+ * .git/worktrees/<id>/, outside the working tree, so it never shows in a diff. gc uses it so a worktree of another
+ * caesar root in the same repository (a monorepo with several roots) is judged by its own task, never as an orphan.
+ */
+const OWNER_FILE = 'caesar-root';
+
+async function adminDir(worktree: string): Promise<string> {
+  return gitText(['rev-parse', '--absolute-git-dir'], worktree);
+}
+
+/** The caesar root recorded by createWorktree for this worktree, if any. */
+export async function worktreeOwnerRoot(worktree: string): Promise<string | undefined> {
+  try {
+    const text = await readFile(path.join(await adminDir(worktree), OWNER_FILE), 'utf8');
+    return text.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function assertValidBranch(cwd: string, branch: string): Promise<void> {
+  const check = await runGit(['check-ref-format', '--branch', branch], { cwd, okCodes: [0, 1, 128] });
+  if (check.code !== 0) throw new Error(`Invalid branch name ${JSON.stringify(branch)} for a worktree.`);
+}
+
+/**
+ * `git worktree remove --force <path>` then `git branch -D <branch>`. git removes the tree with lstat semantics, so a
+ * symlink inside the worktree (e.g. a linked node_modules) is unlinked, never followed into the workspace.
+ * A folder under .caesar/wt that git does not know as a worktree (a half-created one) is deleted directly, which
+ * also unlinks symlinks without following them.
+ */
+export async function removeWorktree(options: { gitRoot: string; path: string; branch?: string }): Promise<void> {
+  const { gitRoot, branch } = options;
+  const target = path.resolve(options.path);
+  const container = worktreesDir(gitRoot);
+  if (path.dirname(target) !== container) {
+    throw new Error(`Refusing to remove ${target}: caesar worktrees live directly under ${container}.`);
+  }
+  if (existsSync(target)) {
+    const removal = await runGit(['worktree', 'remove', '--force', target], { cwd: gitRoot, okCodes: [0, 128] });
+    if (removal.code !== 0) {
+      if (!/is not a working tree/i.test(removal.stderr)) throw new GitError(['worktree', 'remove', '--force', target], removal.code, removal.stderr, gitRoot);
+      await rm(target, { recursive: true, force: true });
+    }
+  }
+  // Forget registrations whose folder vanished (removed by hand), so the branch is no longer "checked out".
+  await runGit(['worktree', 'prune'], { cwd: gitRoot });
+  if (branch) {
+    const deletion = await runGit(['branch', '-D', branch], { cwd: gitRoot, okCodes: [0, 1] });
+    if (deletion.code !== 0 && !/not found/i.test(deletion.stderr)) {
+      throw new GitError(['branch', '-D', branch], deletion.code, deletion.stderr, gitRoot);
+    }
+  }
+}
+
+/**
+ * Reference §2.3.9: a worktree folder that git does not ignore shows up as untracked in the user's repository.
+ * Not a refusal: returns a low finding with the remedy, or undefined when the path is ignored.
+ */
+export async function worktreeIgnoreFinding(gitRoot: string, id: string): Promise<Finding | undefined> {
+  const relative = `${CAESAR_DIR}/wt/${id}`;
+  const check = await runGit(['check-ignore', '-q', '--no-index', relative], { cwd: gitRoot, okCodes: [0, 1] });
+  if (check.code === 0) return undefined;
+  return {
+    severity: 'low',
+    title: 'Worktrees not ignored by git',
+    file: relative,
+    detail: `${relative} is not ignored by git, so caesar worktrees appear as untracked files in your repository. Add "${CAESAR_DIR}/" to .gitignore (or .git/info/exclude).`,
+  };
+}
+
+export interface ListedWorktree {
+  path: string;
+  head?: string;
+  /** Short branch name (refs/heads/ stripped); absent when detached. */
+  branch?: string;
+  locked: boolean;
+  prunable: boolean;
+}
+
+/** `git worktree list --porcelain -z`: the registered worktrees with their real branches (reference §2.4.3). */
+export async function listWorktrees(gitRoot: string): Promise<ListedWorktree[]> {
+  const result = await runGit(['worktree', 'list', '--porcelain', '-z'], { cwd: gitRoot });
+  const worktrees: ListedWorktree[] = [];
+  let current: ListedWorktree | undefined;
+  for (const field of result.stdout.toString('utf8').split('\0')) {
+    if (field === '') {
+      if (current) worktrees.push(current);
+      current = undefined;
+      continue;
+    }
+    const space = field.indexOf(' ');
+    const key = space === -1 ? field : field.slice(0, space);
+    const value = space === -1 ? '' : field.slice(space + 1);
+    if (key === 'worktree') current = { path: value, locked: false, prunable: false };
+    else if (!current) continue;
+    else if (key === 'HEAD') current.head = value;
+    else if (key === 'branch') current.branch = value.replace(/^refs\/heads\//, '');
+    else if (key === 'locked') current.locked = true;
+    else if (key === 'prunable') current.prunable = true;
+  }
+  if (current) worktrees.push(current);
+  return worktrees;
+}

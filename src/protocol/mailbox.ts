@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/**
+ * The return channel's mailbox (OACP "The return channel"): a question is `questions/<id>.json`, written by the
+ * asking side; its answer is `answers/<id>.json`, written once by whoever answers first. Both are plain files so
+ * that any process — the CLI, the MCP server, the extension — can answer.
+ */
+export const QuestionFileSchema = z.object({
+  id: z.string().min(1),
+  question: z.string().min(1),
+  options: z.array(z.string()).default([]),
+  asked_at: z.string(),
+  /** Set by the asker when it stopped waiting; an expired question can no longer be answered. */
+  expired_at: z.string().optional(),
+});
+export type QuestionFile = z.infer<typeof QuestionFileSchema>;
+
+export const AnswerFileSchema = z.object({
+  id: z.string().min(1),
+  answer: z.string(),
+  answered_at: z.string(),
+  /** Who answered ("cli", "vscode", "mcp"…), for the timeline. */
+  by: z.string().optional(),
+});
+export type AnswerFile = z.infer<typeof AnswerFileSchema>;

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
+
+/**
+ * Where everything about a task lives. The task directory is the bus between processes (DESIGN.md principle 1):
+ * these names are shared by the supervisor (the only writer of its own files), the CLI, the MCP server and the
+ * extension, so they are defined once, here.
+ */
+export const CAESAR_DIR = '.caesar';
+
+export const TASK_FILES = {
+  /** OACP: the task, written by the orchestrator before the agent starts. */
+  task: 'task.json',
+  /** OACP: the agent's own report, never modified by us (reference §8.16 fixed). */
+  report: 'report.json',
+  /** OACP: the progress stream. Single writer: the supervisor. */
+  events: 'events.jsonl',
+  /** OACP: raw stdout + stderr of the agent, for diagnosis. */
+  rawLog: 'raw.log',
+  /** The orchestrator's lifecycle record (status, pid, timestamps). Single writer: delegate() then the supervisor. */
+  state: 'state.json',
+  /** The normalized, git-reconciled report plus provenance and usage. Single writer: the supervisor. */
+  result: 'result.json',
+  /** The prompt handed to the agent (kept off argv where the agent allows it). */
+  brief: 'brief.md',
+  /** Requests from other processes: the existence of this file asks the supervisor to cancel. */
+  cancelRequest: 'cancel.request',
+  /** The strict report schema, for agents with a native structured-output tier. */
+  reportSchema: 'report.schema.json',
+  /** Final message written by the agent CLI itself (codex -o). */
+  finalMessage: 'final-message.txt',
+  /** The supervisor's own diagnostics (its stderr). */
+  supervisorLog: 'supervisor.log',
+  /** The resolved delegation, written once by delegate() before the supervisor starts; never modified. */
+  launch: 'launch.json',
+  /** Written by apply(): when and what was applied (keeps state.json single-writer). */
+  applied: 'applied.json',
+  /** Written by discard(): the worktree was removed on purpose. */
+  discarded: 'discarded.json',
+  questionsDir: 'questions',
+  answersDir: 'answers',
+} as const;
+
+export interface TaskPaths {
+  root: string;
+  dir: string;
+  task: string;
+  report: string;
+  events: string;
+  rawLog: string;
+  state: string;
+  result: string;
+  brief: string;
+  cancelRequest: string;
+  reportSchema: string;
+  finalMessage: string;
+  supervisorLog: string;
+  launch: string;
+  applied: string;
+  discarded: string;
+  questionsDir: string;
+  answersDir: string;
+}
+
+export function tasksDir(root: string): string {
+  return path.join(root, CAESAR_DIR, 'tasks');
+}
+
+export function worktreesDir(gitRoot: string): string {
+  return path.join(gitRoot, CAESAR_DIR, 'wt');
+}
+
+export function stateDir(root: string): string {
+  return path.join(root, CAESAR_DIR, 'state');
+}
+
+export function taskPaths(root: string, id: string): TaskPaths {
+  assertSafeId(id, 'task id');
+  const dir = path.join(tasksDir(root), id);
+  const at = (name: string) => path.join(dir, name);
+  return {
+    root,
+    dir,
+    task: at(TASK_FILES.task),
+    report: at(TASK_FILES.report),
+    events: at(TASK_FILES.events),
+    rawLog: at(TASK_FILES.rawLog),
+    state: at(TASK_FILES.state),
+    result: at(TASK_FILES.result),
+    brief: at(TASK_FILES.brief),
+    cancelRequest: at(TASK_FILES.cancelRequest),
+    reportSchema: at(TASK_FILES.reportSchema),
+    finalMessage: at(TASK_FILES.finalMessage),
+    supervisorLog: at(TASK_FILES.supervisorLog),
+    launch: at(TASK_FILES.launch),
+    applied: at(TASK_FILES.applied),
+    discarded: at(TASK_FILES.discarded),
+    questionsDir: at(TASK_FILES.questionsDir),
+    answersDir: at(TASK_FILES.answersDir),
+  };
+}
+
+/** Given a task directory, recover the caesar root and the id (`<root>/.caesar/tasks/<id>`). */
+export function parseTaskDir(taskDir: string): { root: string; id: string } {
+  const abs = path.resolve(taskDir);
+  const id = path.basename(abs);
+  const tasks = path.dirname(abs);
+  const caesar = path.dirname(tasks);
+  if (path.basename(tasks) !== 'tasks' || path.basename(caesar) !== CAESAR_DIR) {
+    throw new Error(`Not a task directory (expected <root>/${CAESAR_DIR}/tasks/<id>): ${taskDir}`);
+  }
+  assertSafeId(id, 'task id');
+  return { root: path.dirname(caesar), id };
+}
+
+/** `t_` + 32 lowercase hex characters (a UUIDv4 without dashes), as the reference generates. */
+export function newTaskId(): string {
+  return `t_${randomUUID().replaceAll('-', '')}`;
+}
+
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * Ids become file names (task dirs, questions/<id>.json): anything that could escape its folder is refused.
+ * Stricter than the reference (which allows any id without `/`, `\`, NUL, `.` or `..`).
+ */
+export function isSafeId(id: string): boolean {
+  return SAFE_ID.test(id) && id !== '.' && id !== '..';
+}
+
+export function assertSafeId(id: string, what: string): void {
+  if (!isSafeId(id)) {
+    throw new Error(
+      `Invalid ${what} ${JSON.stringify(id)}: use 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit.`,
+    );
+  }
+}

@@ -1,0 +1,158 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, promises as fs, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { build } from 'esbuild';
+import { taskPaths, type ProtocolEvent } from '../../../src/protocol';
+import { readJsonFile } from '../../../src/engine/atomic';
+import { delegate, type DelegateInput } from '../../../src/engine/delegate';
+import { ResultDocSchema, type ResultDoc } from '../../../src/engine/result';
+import { TaskStateSchema, type TaskState } from '../../../src/engine/state';
+import { TaskStore } from '../../../src/engine/store';
+import type { GenericAgentDef } from '../../../src/engine/launch';
+
+export const REPO_ROOT = path.resolve(__dirname, '../../..');
+export const FIXTURE_AGENT = path.join(REPO_ROOT, 'test/fixtures/fixture-agent.mjs');
+
+let built: Promise<string> | undefined;
+
+/**
+ * The supervisor runs as `node <caesar.js> supervise`, so runtime tests need the CLI bundle. We bundle the current
+ * sources into a private temp folder once per test process (esbuild, ~1 s) and point CAESAR_CLI_JS at it, rather than
+ * using dist/, which other builds may be rewriting concurrently. dist/demo-agent.js is bundled beside it, where the
+ * demo adapter looks for it.
+ */
+export function buildCli(): Promise<string> {
+  built ??= (async () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'caesar-test-build-'));
+    const common = { bundle: true, platform: 'node' as const, target: 'node20', format: 'cjs' as const, logLevel: 'silent' as const, sourcemap: true };
+    await build({ ...common, entryPoints: [path.join(REPO_ROOT, 'src/cli/main.ts')], outfile: path.join(out, 'caesar.js') });
+    await build({ ...common, entryPoints: [path.join(REPO_ROOT, 'src/agents/demo/demo-agent.ts')], outfile: path.join(out, 'demo-agent.js') });
+    process.env.CAESAR_CLI_JS = path.join(out, 'caesar.js');
+    process.env.CAESAR_DEMO_AGENT_JS = path.join(out, 'demo-agent.js');
+    return path.join(out, 'caesar.js');
+  })();
+  return built;
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+/** A fresh repository with one commit and `.caesar/` ignored. */
+export function makeRepo(files: Record<string, string> = { 'README.md': '# test repo\n' }): string {
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-rt-')));
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.name', 'Test');
+  git(dir, 'config', 'user.email', 'test@example.invalid');
+  git(dir, 'config', 'commit.gpgsign', 'false');
+  writeFileSync(path.join(dir, '.gitignore'), '.caesar/\n');
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.join(dir, name);
+    execFileSync('mkdir', ['-p', path.dirname(file)]);
+    writeFileSync(file, content);
+  }
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'init');
+  return dir;
+}
+
+export function makePlainDir(): string {
+  return realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-rt-plain-')));
+}
+
+export const fixtureAgent: GenericAgentDef = { id: 'fixture', bin: process.execPath, args: [FIXTURE_AGENT] };
+
+/** Delegates a fixture-agent task; `fixture` is the JSON the fixture reads from task.context. */
+export async function startFixture(
+  root: string,
+  fixture: Record<string, unknown>,
+  overrides: Partial<DelegateInput> = {},
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ id: string; taskDir: string }> {
+  await buildCli();
+  return delegate(
+    {
+      root,
+      workspace: root,
+      agent: 'fixture',
+      generic_agent: fixtureAgent,
+      objective: `fixture ${String(fixture.mode)}`,
+      context: JSON.stringify(fixture),
+      mode: 'write',
+      isolation: 'worktree',
+      network: true,
+      timeout_ms: 30_000,
+      ...overrides,
+    },
+    { env: { CAESAR_KILL_GRACE_MS: '500', ...env } },
+  );
+}
+
+export interface Finished {
+  state: TaskState;
+  result: ResultDoc;
+  events: ProtocolEvent[];
+  badLines: number;
+}
+
+/** Follows events.jsonl (store.follow: fs.watch + byte offsets) until the `finished` event, then reads everything. */
+export async function waitForFinished(root: string, id: string, timeoutMs = 30_000): Promise<Finished> {
+  const store = new TaskStore(root);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(`task ${id} did not finish within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const sub = store.follow(id, 0, (events) => {
+      if (events.some((e) => e.type === 'finished')) {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve();
+      }
+    });
+  });
+  return readFinished(root, id);
+}
+
+export async function readFinished(root: string, id: string): Promise<Finished> {
+  const paths = taskPaths(root, id);
+  const state = (await readJsonFile(paths.state, TaskStateSchema))!;
+  const result = (await readJsonFile(paths.result, ResultDocSchema))!;
+  const { events, badLines } = await new TaskStore(root).readEvents(id);
+  return { state, result, events, badLines };
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+export async function exists(file: string): Promise<boolean> {
+  return fs.stat(file).then(() => true, () => false);
+}
+
+export { existsSync };

@@ -1,0 +1,101 @@
+import { strict as assert } from 'node:assert';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { SlotWaitAborted, acquireSlot, slotsDir } from '../../../src/engine/slots';
+
+function root(): string {
+  return mkdtempSync(path.join(tmpdir(), 'caesar-slots-'));
+}
+
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' });
+  return Number(r.stdout.trim());
+}
+
+/** Long safety period: any prompt wake-up below must come from fs.watch, not from the re-check timer. */
+const NO_POLL = 60_000;
+
+describe('engine runtime: slots (max_parallel across processes, FIFO)', () => {
+  it('refuses a limit below 1', async () => {
+    await assert.rejects(acquireSlot({ root: root(), limit: 0 }), /at least 1/);
+  });
+
+  it('serves waiters in arrival order and wakes them through fs.watch, not polling', async () => {
+    const r = root();
+    const first = await acquireSlot({ root: r, limit: 1, safetyIntervalMs: NO_POLL });
+    const order: string[] = [];
+    const aheads: Record<string, number[]> = { b: [], c: [] };
+    const b = acquireSlot({ root: r, limit: 1, safetyIntervalMs: NO_POLL, onWait: (n) => aheads.b!.push(n) }).then((s) => (order.push('b'), s));
+    await new Promise((res) => setTimeout(res, 30));
+    const c = acquireSlot({ root: r, limit: 1, safetyIntervalMs: NO_POLL, onWait: (n) => aheads.c!.push(n) }).then((s) => (order.push('c'), s));
+    await new Promise((res) => setTimeout(res, 100));
+    assert.deepEqual(order, []);
+    assert.deepEqual(aheads.b, [0]);
+    assert.deepEqual(aheads.c, [1]);
+    const released = Date.now();
+    await first.release();
+    const slotB = await b;
+    assert.ok(Date.now() - released < 2000, 'woken promptly by the watcher');
+    assert.deepEqual(order, ['b']);
+    await slotB.release();
+    const slotC = await c;
+    assert.deepEqual(order, ['b', 'c']);
+    await slotC.release();
+    assert.ok(!existsSync(path.join(slotsDir(r), '0.json')));
+  });
+
+  it('shares the limit with another process', async () => {
+    const r = root();
+    const child = spawn(
+      process.execPath,
+      ['-r', 'tsx/cjs', '-e', `require(${JSON.stringify(path.resolve(__dirname, '../../../src/engine/slots.ts'))}).acquireSlot({root:${JSON.stringify(r)},limit:1}).then(s=>{console.log('held');setTimeout(()=>s.release().then(()=>process.exit(0)),800)})`],
+      { stdio: ['ignore', 'pipe', 'inherit'], cwd: path.resolve(__dirname, '../../..') },
+    );
+    await new Promise<void>((res) => child.stdout!.on('data', (d) => String(d).includes('held') && res()));
+    const start = Date.now();
+    const slot = await acquireSlot({ root: r, limit: 1, safetyIntervalMs: NO_POLL });
+    assert.ok(Date.now() - start >= 500, 'waited for the other process to release');
+    await slot.release();
+  });
+
+  it('reclaims the slot of a dead holder on this host, never one held on another host', async () => {
+    const r = root();
+    mkdirSync(slotsDir(r), { recursive: true });
+    writeFileSync(path.join(slotsDir(r), '0.json'), JSON.stringify({ pid: deadPid(), host: hostname(), token: 'x', started_at: '' }));
+    const slot = await acquireSlot({ root: r, limit: 1, safetyIntervalMs: NO_POLL });
+    assert.equal(slot.index, 0);
+    await slot.release();
+
+    writeFileSync(path.join(slotsDir(r), '0.json'), JSON.stringify({ pid: deadPid(), host: 'elsewhere.example', token: 'y', started_at: '' }));
+    const controller = new AbortController();
+    const waiting = acquireSlot({ root: r, limit: 1, signal: controller.signal, safetyIntervalMs: 100 });
+    setTimeout(() => controller.abort(), 400);
+    await assert.rejects(waiting, SlotWaitAborted);
+  });
+
+  it('an abort during the wait takes no slot and leaves no ticket', async () => {
+    const r = root();
+    const held = await acquireSlot({ root: r, limit: 1 });
+    const controller = new AbortController();
+    const waiting = acquireSlot({ root: r, limit: 1, signal: controller.signal, safetyIntervalMs: NO_POLL });
+    setTimeout(() => controller.abort(), 50);
+    await assert.rejects(waiting, SlotWaitAborted);
+    await held.release();
+    const again = await acquireSlot({ root: r, limit: 1, safetyIntervalMs: NO_POLL });
+    assert.equal(again.index, 0);
+    await again.release();
+    const { readdirSync } = await import('node:fs');
+    assert.deepEqual(readdirSync(path.join(slotsDir(r), 'queue')).filter((n) => !n.startsWith('.')), []);
+  });
+
+  it('a release by a stale owner does not free a slot someone else now holds', async () => {
+    const r = root();
+    mkdirSync(slotsDir(r), { recursive: true });
+    const a = await acquireSlot({ root: r, limit: 1 });
+    writeFileSync(path.join(slotsDir(r), '0.json'), JSON.stringify({ pid: process.pid, host: hostname(), token: 'someone-else', started_at: '' }));
+    await a.release();
+    assert.ok(existsSync(path.join(slotsDir(r), '0.json')));
+  });
+});

@@ -1,0 +1,50 @@
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { taskPaths } from '../../../src/protocol';
+import type { TaskState } from '../../../src/engine/state';
+
+export function tempRoot(): string {
+  return mkdtempSync(path.join(tmpdir(), 'caesar-store-'));
+}
+
+export function writeState(root: string, id: string, patch: Partial<TaskState> = {}): TaskState {
+  const paths = taskPaths(root, id);
+  mkdirSync(paths.dir, { recursive: true });
+  const state: TaskState = {
+    id,
+    status: 'running',
+    agent: 'demo',
+    objective: `objective of ${id}`,
+    mode: 'write',
+    isolation: 'worktree',
+    network: true,
+    timeout_ms: 60000,
+    depth: 1,
+    created_at: new Date().toISOString(),
+    root,
+    workspace: root,
+    excluded_paths: [],
+    supervisor_pid: process.pid,
+    ...patch,
+  };
+  writeFileSync(paths.state, JSON.stringify(state));
+  return state;
+}
+
+export function eventLine(id: string, seq: number, extra: Record<string, unknown> = { type: 'message', text: `m${seq}` }): string {
+  return `${JSON.stringify({ protocol: 'caesar.event/v1', seq, at: new Date().toISOString(), task_id: id, ...extra })}\n`;
+}
+
+export function waitFor<T>(check: () => T | undefined, timeoutMs = 3000, what = 'condition'): Promise<T> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const tick = () => {
+      const value = check();
+      if (value !== undefined && value !== false) return resolve(value);
+      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(tick, 10);
+    };
+    tick();
+  });
+}

@@ -1,0 +1,135 @@
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { taskPaths } from '../../../src/protocol';
+import { TaskStore, observedStatus } from '../../../src/engine/store';
+import type { ProtocolEvent } from '../../../src/protocol';
+import { eventLine, tempRoot, waitFor, writeState } from './helpers';
+
+describe('engine: TaskStore', () => {
+  it('lists tasks: needing input first, then running, pending, then finished newest first', async () => {
+    const root = tempRoot();
+    writeState(root, 'done-old', { status: 'succeeded', ended_at: '2026-01-01T00:00:00.000Z' });
+    writeState(root, 'done-new', { status: 'failed', ended_at: '2026-06-01T00:00:00.000Z' });
+    writeState(root, 'queued', { status: 'pending' });
+    writeState(root, 'busy', { status: 'running' });
+    writeState(root, 'asking', { status: 'running' });
+    const q = taskPaths(root, 'asking').questionsDir;
+    mkdirSync(q, { recursive: true });
+    writeFileSync(path.join(q, 'q1.json'), JSON.stringify({ id: 'q1', question: 'Proceed?', asked_at: new Date().toISOString() }));
+    mkdirSync(path.join(root, '.caesar/tasks/.hidden-tmp'), { recursive: true });
+    writeFileSync(path.join(root, '.caesar/tasks/stray.json'), '{}');
+    const list = await new TaskStore(root).list();
+    assert.deepEqual(list.map((t) => t.id), ['asking', 'busy', 'queued', 'done-new', 'done-old']);
+    assert.equal(list[0]!.pendingQuestions[0]!.question, 'Proceed?');
+  });
+
+  it('skips a malformed state.json instead of failing the listing', async () => {
+    const root = tempRoot();
+    writeState(root, 'good');
+    mkdirSync(taskPaths(root, 'bad').dir, { recursive: true });
+    writeFileSync(taskPaths(root, 'bad').state, '{"id": "bad", "status": "runn');
+    const list = await new TaskStore(root).list();
+    assert.deepEqual(list.map((t) => t.id), ['good']);
+  });
+
+  it('reports a task whose supervisor died as lost, and one that never started after the grace period', () => {
+    const root = tempRoot();
+    const dead = writeState(root, 'dead', { supervisor_pid: 2 ** 22 + 12345 });
+    assert.equal(observedStatus(dead), 'lost');
+    const alive = writeState(root, 'alive', { supervisor_pid: process.pid });
+    assert.equal(observedStatus(alive), 'running');
+    const neverStarted = writeState(root, 'never', { supervisor_pid: undefined, status: 'pending', created_at: new Date(Date.now() - 60_000).toISOString() });
+    assert.equal(observedStatus(neverStarted), 'lost');
+    const justCreated = writeState(root, 'fresh', { supervisor_pid: undefined, status: 'pending' });
+    assert.equal(observedStatus(justCreated), 'pending');
+    const finished = writeState(root, 'fin', { supervisor_pid: 2 ** 22 + 12345, status: 'succeeded' });
+    assert.equal(observedStatus(finished), 'succeeded');
+  });
+
+  it('gives the last event and a resume offset that never splits a line', async () => {
+    const root = tempRoot();
+    writeState(root, 't1');
+    const events = taskPaths(root, 't1').events;
+    writeFileSync(events, eventLine('t1', 0) + eventLine('t1', 1) + '{"protocol":"caesar.event/v1","seq":2,"at"');
+    const summary = await new TaskStore(root).summary('t1');
+    assert.equal(summary!.lastEvent!.seq, 1);
+    assert.equal(summary!.eventsBytes, Buffer.byteLength(eventLine('t1', 0) + eventLine('t1', 1)));
+  });
+
+  it('follows events by byte offset across appends from another process, holding partial lines', async () => {
+    const root = tempRoot();
+    writeState(root, 't2');
+    const file = taskPaths(root, 't2').events;
+    writeFileSync(file, eventLine('t2', 0));
+    const seen: ProtocolEvent[] = [];
+    const offsets: number[] = [];
+    const bad: string[] = [];
+    const store = new TaskStore(root);
+    const sub = store.follow('t2', 0, (events, next) => {
+      seen.push(...events);
+      offsets.push(next);
+    }, (_line, error) => bad.push(error));
+    try {
+      await waitFor(() => seen.length === 1 || undefined, 3000, 'first event');
+      // A separate process appends: half a line, then the rest plus a bad line, then a good one.
+      const line1 = eventLine('t2', 1);
+      const script = `
+        const fs = require('fs');
+        fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(0, 20))});
+        setTimeout(() => fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(20) + 'not json\n' + eventLine('t2', 2))}), 150);`;
+      await new Promise((resolve) => spawn(process.execPath, ['-e', script], { stdio: 'ignore' }).on('exit', resolve));
+      await waitFor(() => seen.length === 3 || undefined, 3000, 'appended events');
+      assert.deepEqual(seen.map((e) => e.seq), [0, 1, 2]);
+      assert.equal(bad.length, 1);
+      assert.match(bad[0]!, /not valid JSON/);
+      // Resuming from the last offset yields nothing old.
+      const resumed: ProtocolEvent[] = [];
+      const sub2 = store.follow('t2', offsets.at(-1)!, (events) => resumed.push(...events));
+      appendFileSync(file, eventLine('t2', 3));
+      await waitFor(() => resumed.length === 1 || undefined, 3000, 'resumed event');
+      assert.equal(resumed[0]!.seq, 3);
+      sub2.dispose();
+    } finally {
+      sub.dispose();
+    }
+  });
+
+  it('follows a file that does not exist yet', async () => {
+    const root = tempRoot();
+    writeState(root, 't3');
+    const seen: ProtocolEvent[] = [];
+    const sub = new TaskStore(root).follow('t3', 0, (events) => seen.push(...events));
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      writeFileSync(taskPaths(root, 't3').events, eventLine('t3', 0));
+      await waitFor(() => seen.length === 1 || undefined, 3000, 'event in a new file');
+    } finally {
+      sub.dispose();
+    }
+  });
+
+  it('watch() reports new tasks even before .caesar exists, and changes to existing ones', async () => {
+    const root = tempRoot();
+    const changes: string[][] = [];
+    const sub = new TaskStore(root).watch((ids) => changes.push(ids), 20);
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      writeState(root, 'born');
+      await waitFor(() => changes.flat().includes('born') || undefined, 3000, 'new task');
+      changes.length = 0;
+      appendFileSync(taskPaths(root, 'born').events, eventLine('born', 0));
+      await waitFor(() => changes.flat().includes('born') || undefined, 3000, 'changed task');
+    } finally {
+      sub.dispose();
+    }
+  });
+
+  it('require() names the unknown id; get() refuses traversal ids', async () => {
+    const root = tempRoot();
+    const store = new TaskStore(root);
+    await assert.rejects(store.require('t_nope'), /Unknown task "t_nope"/);
+    assert.equal(await store.get('../etc'), undefined);
+  });
+});

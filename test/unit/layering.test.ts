@@ -1,0 +1,132 @@
+import { strict as assert } from 'node:assert';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import ts from 'typescript';
+
+/**
+ * The layering guard (DESIGN.md "Layers"): imports point down only, and only the VS Code layer imports `vscode`.
+ * base (file and lifetime utilities) < protocol < config < agents < engine < (mcp | cli | extension); the three top layers do not import each other.
+ * webview-ui/ is browser code: it may import only *types* from src/protocol and the timeline message contract.
+ */
+const RANK: Record<string, number> = { base: -1, protocol: 0, config: 1, agents: 2, engine: 3, mcp: 4, cli: 4, extension: 4 };
+const WEBVIEW_TYPE_SOURCES = [/^src\/protocol\//, /^src\/extension\/[^/]+\/messages\.ts$/];
+
+interface SourceFile {
+  path: string; // relative to the project root, with forward slashes
+  text: string;
+}
+
+interface ImportRef {
+  specifier: string;
+  typeOnly: boolean;
+}
+
+function importsOf(file: SourceFile): ImportRef[] {
+  const source = ts.createSourceFile(file.path, file.text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const refs: ImportRef[] = [];
+  const visit = (node: ts.Node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const typeOnly = ts.isImportDeclaration(node) ? Boolean(node.importClause?.isTypeOnly) : node.isTypeOnly;
+      refs.push({ specifier: node.moduleSpecifier.text, typeOnly });
+    } else if (ts.isCallExpression(node) && node.arguments.length === 1 && ts.isStringLiteral(node.arguments[0]!)) {
+      const callee = node.expression;
+      if (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require')) {
+        refs.push({ specifier: (node.arguments[0] as ts.StringLiteral).text, typeOnly: false });
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return refs;
+}
+
+function layerOf(relPath: string): string | undefined {
+  const match = /^src\/([^/]+)\//.exec(relPath);
+  return match && match[1]! in RANK ? match[1] : undefined;
+}
+
+export function layeringViolations(files: SourceFile[]): string[] {
+  const violations: string[] = [];
+  for (const file of files) {
+    const fromLayer = layerOf(file.path);
+    const isWebview = file.path.startsWith('webview-ui/');
+    for (const ref of importsOf(file)) {
+      if (ref.specifier === 'vscode') {
+        if (!file.path.startsWith('src/extension/') && !isWebview) violations.push(`${file.path} imports vscode`);
+        continue;
+      }
+      if (!ref.specifier.startsWith('.')) continue;
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file.path), ref.specifier));
+      if (isWebview) {
+        if (target.startsWith('webview-ui/')) continue;
+        const allowed = ref.typeOnly && WEBVIEW_TYPE_SOURCES.some((re) => [target, `${target}.ts`, `${target}/`].some((t) => re.test(t)));
+        if (!allowed) violations.push(`${file.path} imports ${ref.specifier} (webview code may import only types from src/protocol and messages.ts)`);
+        continue;
+      }
+      const toLayer = layerOf(`${target}/`) ?? layerOf(target);
+      if (!fromLayer || !toLayer || fromLayer === toLayer) continue;
+      if (RANK[toLayer]! >= RANK[fromLayer]!) violations.push(`${file.path} (${fromLayer}) imports ${ref.specifier} (${toLayer})`);
+    }
+  }
+  return violations;
+}
+
+function collect(dir: string, root: string, out: SourceFile[] = []): SourceFile[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(path.join(root, dir));
+  } catch {
+    return out;
+  }
+  for (const name of entries) {
+    const rel = `${dir}/${name}`;
+    if (statSync(path.join(root, rel)).isDirectory()) collect(rel, root, out);
+    else if (/\.(ts|tsx|mts|cts)$/.test(name) && !name.endsWith('.d.ts')) out.push({ path: rel, text: readFileSync(path.join(root, rel), 'utf8') });
+  }
+  return out;
+}
+
+describe('layering guard', () => {
+  const root = path.resolve(__dirname, '../..');
+
+  it('the source tree respects the layers', () => {
+    const files = [...collect('src', root), ...collect('webview-ui', root)];
+    assert.ok(files.length > 10, 'the guard must see the sources');
+    assert.deepEqual(layeringViolations(files), []);
+  });
+
+  it('catches vscode imported below the extension layer', () => {
+    const v = layeringViolations([{ path: 'src/engine/x.ts', text: "import * as vscode from 'vscode';" }]);
+    assert.deepEqual(v, ['src/engine/x.ts imports vscode']);
+  });
+
+  it('catches a lower layer importing a higher one, in every import form', () => {
+    const v = layeringViolations([
+      { path: 'src/protocol/a.ts', text: "import { x } from '../config/schema';" },
+      { path: 'src/config/b.ts', text: "export { y } from '../agents/registry';" },
+      { path: 'src/agents/c.ts', text: "const s = require('../engine/store');" },
+      { path: 'src/engine/d.ts', text: "const m = await import('../cli/program');" },
+      { path: 'src/cli/e.ts', text: "import '../extension/extension';" },
+    ]);
+    assert.equal(v.length, 5, v.join('\n'));
+  });
+
+  it('allows downward and same-layer imports', () => {
+    const v = layeringViolations([
+      { path: 'src/engine/a.ts', text: "import { x } from '../protocol'; import { y } from './store'; import { z } from '../agents/types';" },
+      { path: 'src/extension/b.ts', text: "import * as vscode from 'vscode'; import { TaskStore } from '../engine/store';" },
+    ]);
+    assert.deepEqual(v, []);
+  });
+
+  it('lets webview code import only types from protocol and the message contract', () => {
+    const ok = layeringViolations([
+      { path: 'webview-ui/timeline/main.ts', text: "import type { ProtocolEvent } from '../../src/protocol'; import type { ToWebview } from '../../src/extension/timeline/messages'; import './style.css';" },
+    ]);
+    assert.deepEqual(ok, []);
+    const bad = layeringViolations([
+      { path: 'webview-ui/timeline/main.ts', text: "import { parseEvent } from '../../src/protocol'; import type { TaskStore } from '../../src/engine/store';" },
+    ]);
+    assert.equal(bad.length, 2, bad.join('\n'));
+  });
+});
