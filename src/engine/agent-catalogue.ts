@@ -17,13 +17,14 @@ export interface AgentCatalogue {
   /** The program can be found (PATH with execute permission, or an absolute path). */
   isInstalled(id: string): Promise<boolean>;
   displayName(id: string): string;
-  /** First line of `<bin> --version` within 3 s; undefined when not installed or silent. */
+  /** First line of `<bin> --version` within VERSION_TIMEOUT_MS; undefined when not installed, silent or too slow. */
   version?(id: string): Promise<string | undefined>;
   /** Where the program was found (doctor shows it). */
   location?(id: string): Promise<string | undefined>;
 }
 
-export const VERSION_TIMEOUT_MS = 3000;
+/** Probes run in parallel; some CLIs (opencode, gemini) take 10-20 s to print a version on a busy machine. */
+export const VERSION_TIMEOUT_MS = 20_000;
 
 /** Looks a program up like a shell would: a path is checked as is, a bare name along PATH (PATHEXT on Windows). */
 export async function findProgram(bin: string, env: NodeJS.ProcessEnv = process.env, baseDir = process.cwd()): Promise<string | undefined> {

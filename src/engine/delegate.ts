@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { assertSafeId, newTaskId, taskPaths, tasksDir } from '../protocol';
+import { CAESAR_DIR, assertSafeId, newTaskId, taskPaths, tasksDir } from '../protocol';
 import { locateDistFile } from '../agents/dist-path';
 import { resolveAdapter } from '../agents/registry';
-import { writeJsonAtomic } from './atomic';
+import { createExclusive, writeJsonAtomic } from './atomic';
 import { LaunchSpecSchema, parseLaunchSpec, writeLaunchSpec, type LaunchSpec, type LaunchSpecInput } from './launch';
 import type { TaskState } from './state';
 
@@ -46,6 +46,7 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
 
   const paths = taskPaths(spec.root, id);
   await fs.mkdir(tasksDir(spec.root), { recursive: true });
+  await ensureCaesarGitignore(spec.root);
   try {
     await fs.mkdir(paths.dir);
   } catch (err) {
@@ -62,6 +63,17 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
     throw new Error(error);
   }
   return { id, taskDir: paths.dir, ...(supervisorPid ? { supervisorPid } : {}) };
+}
+
+/**
+ * Task folders, worktrees and slot files are machine-local: a `.caesar/.gitignore` keeps them out of `git status` and
+ * out of commits from the first delegation on, without touching the user's own .gitignore. The project config
+ * (`.caesar/config.toml`) and role prompts stay committable. An existing file is the user's and is left alone.
+ */
+export async function ensureCaesarGitignore(root: string): Promise<void> {
+  const file = path.join(root, CAESAR_DIR, '.gitignore');
+  const content = '# Written by Caesar: machine-local task state. config.toml and roles/ are meant to be committed.\n.gitignore\ntasks/\nwt/\nstate/\nconfig.local.toml\n';
+  await createExclusive(file, content).catch(() => false);
 }
 
 export function initialState(spec: LaunchSpec): TaskState {

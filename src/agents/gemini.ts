@@ -1,0 +1,153 @@
+import type { EventDraft } from '../protocol';
+import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
+import { ToolPairing, UsageTotals, displayCommand, num, obj, parseJsonLine, str, summarizeInput } from './stream';
+
+/**
+ * Gemini CLI — `gemini -p --output-format stream-json`.
+ *
+ * Verified on the real bundle, 0.61.0 (@google/gemini-cli), against the project's fake Gemini streamGenerateContent
+ * server inside a loopback-only namespace (../shared/agents/RECIPES.md, test/agents/live/gemini.live.ts):
+ * - `-p` is "appended to input on stdin": the brief goes on stdin and `-p` carries one short line (PROMPT_LINE);
+ * - `--skip-trust` is needed headless (else exit 55); `--yolo` runs every tool; the default approval mode declares
+ *   only read-only tools to the model (write_file and run_shell_command are "not found"): the read-only mode;
+ * - `--include-directories` lets it reach the task directory (the report file) from a worktree;
+ * - stream lines: init, message{role, content, delta}, tool_use{tool_name, tool_id, parameters} BEFORE the tool runs,
+ *   tool_result{tool_id, status success|error, error}, error{severity, message}, result{status, error?, stats{
+ *   input_tokens, output_tokens, duration_ms}} — no cost;
+ * - on HTTP errors the last line is result{status:"error"} and the EXIT CODE IS THE HTTP STATUS MOD 256 (401→145,
+ *   500→244); empty or safety-blocked answers end status "error" with exit code 0: the result line decides.
+ * Config that is the user's business ($HOME/.gemini/settings.json auth type, GEMINI_API_KEY,
+ * GOOGLE_GEMINI_BASE_URL) comes from the inherited environment.
+ * No structured-output flag and no way to add an MCP server for one run without touching the user's settings:
+ * no schema tier, no channel (it reports through the file tier).
+ */
+export const geminiAdapter: AgentAdapter = {
+  id: 'gemini',
+  displayName: 'Gemini CLI',
+  bin: 'gemini',
+  versionArgs: ['--version'],
+  capabilities: {
+    nativeReadOnly: true,
+    network: 'open',
+    schemaTier: false,
+    channel: false,
+    model: true,
+    reportsUsage: true,
+  },
+  build: buildGemini,
+  createTranslator: () => new GeminiTranslator(),
+};
+
+export const PROMPT_LINE = 'Carry out the task brief given above.';
+
+/** Exit codes gemini documents for set-up problems, worth a sentence rather than a number. */
+const EXIT_HINTS: Record<number, string> = {
+  41: 'gemini refused its authentication set-up (exit 41): set security.auth.selectedType in its settings',
+  55: 'gemini does not trust this folder (exit 55)',
+};
+
+function buildGemini(ctx: BuildContext): SpawnPlan {
+  const { task } = ctx;
+  const args = ['--output-format', 'stream-json', '--skip-trust'];
+  args.push(...(task.mode === 'write' ? ['--yolo'] : ['--approval-mode', 'default']));
+  args.push('--include-directories', ctx.taskDir);
+  if (ctx.model) args.push('-m', ctx.model);
+  const promptArg = args.length + 1;
+  args.push('-p', PROMPT_LINE);
+  args.push(...ctx.extraArgs);
+  return {
+    command: geminiAdapter.bin,
+    args,
+    cwd: task.workspace,
+    stdin: ctx.prompt,
+    display: displayCommand(geminiAdapter.bin, args, { stdinFile: ctx.promptFile, arg: promptArg }),
+  };
+}
+
+class GeminiTranslator implements Translator {
+  private readonly tools = new ToolPairing();
+  private readonly usage = new UsageTotals();
+  /** Assistant deltas since the last non-message line: one message event per uninterrupted run of deltas. */
+  private pending = '';
+  private finalText: string | undefined;
+  private failure: string | undefined;
+  private lastError: string | undefined;
+
+  line(native: string): EventDraft[] {
+    const event = parseJsonLine(native);
+    if (!event) return [];
+    const type = str(event.type);
+    if (type === 'message') {
+      if (str(event.role) !== 'assistant') return [];
+      const content = str(event.content) ?? '';
+      if (event.delta === true) {
+        this.pending += content;
+        return [];
+      }
+      return [...this.flush(), ...this.message(content)];
+    }
+    const out = this.flush();
+    switch (type) {
+      case 'tool_use':
+        out.push(...this.tools.start(str(event.tool_id) ?? '', str(event.tool_name) ?? 'tool', summarizeInput(event.parameters)));
+        break;
+      case 'tool_result':
+        out.push(...this.tools.end(str(event.tool_id) ?? '', str(event.status) === 'success'));
+        break;
+      case 'error': {
+        const message = str(event.message) ?? 'gemini reported an error';
+        this.lastError = message;
+        out.push({ type: 'error', message, fatal: false });
+        break;
+      }
+      case 'result':
+        out.push(...this.result(event));
+        break;
+      default:
+        break;
+    }
+    return out;
+  }
+
+  private flush(): EventDraft[] {
+    const text = this.pending;
+    this.pending = '';
+    return this.message(text);
+  }
+
+  private message(text: string): EventDraft[] {
+    if (!text.trim()) return [];
+    this.finalText = text;
+    return [{ type: 'message', text }];
+  }
+
+  private result(event: Record<string, unknown>): EventDraft[] {
+    const stats = obj(event.stats);
+    this.usage.set({ input_tokens: num(stats.input_tokens), output_tokens: num(stats.output_tokens), duration_ms: num(stats.duration_ms) });
+    if (str(event.status) !== 'error') return [];
+    const declared = str(obj(event.error).message);
+    this.failure = declared ?? this.lastError ?? 'gemini ended with status "error"';
+    return declared && declared !== this.lastError ? [{ type: 'error', message: declared, fatal: true }] : [];
+  }
+
+  end(exitCode: number | null): TranslationSummary {
+    const summary: TranslationSummary = {};
+    const tail = this.pending.trim() ? this.pending : undefined;
+    const finalText = tail ?? this.finalText;
+    if (finalText !== undefined) summary.finalText = finalText;
+    const usage = this.usage.get();
+    if (usage) summary.usage = usage;
+    const failure = this.failure ?? (exitCode !== null && exitCode !== 0 ? exitMeaning(exitCode) : undefined);
+    if (failure) summary.nativeFailure = failure;
+    return summary;
+  }
+}
+
+/** gemini exits with the HTTP status mod 256 on API errors (401→145, 500→244). */
+export function exitMeaning(exitCode: number): string {
+  const hint = EXIT_HINTS[exitCode];
+  if (hint) return hint;
+  const http = exitCode + 256;
+  if (http >= 400 && http <= 599) return `gemini exited with code ${exitCode} (the model API answered HTTP ${http})`;
+  return `gemini exited with code ${exitCode}`;
+}

@@ -1,0 +1,140 @@
+import type { EventDraft } from '../protocol';
+import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
+import { ToolPairing, UsageTotals, clip, displayCommand, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
+
+/**
+ * OpenCode — `opencode run --format json`.
+ *
+ * Verified on the real binary, opencode 1.18.33 (opencode-ai), against the project's fake OpenAI Chat Completions
+ * server inside a loopback-only namespace (../shared/agents/RECIPES.md, test/agents/live/opencode.live.ts):
+ * - flags `run --format json --dir -m --auto --thinking` (`opencode run --help`);
+ * - the prompt is read from stdin when no message is given on argv, so it stays off argv;
+ * - `OPENCODE_CONFIG_CONTENT` (JSON) is merged last into the config (read in the binary's config loader): the MCP
+ *   channel goes there instead of a file written into the user's workspace;
+ * - stream lines `{type, timestamp, sessionID, part}`: step_start, reasoning (with --thinking), text, tool_use ONLY
+ *   ONCE FINISHED (`part.callID`, `state{status completed|error, input, output, title, time{start,end}}`),
+ *   step_finish{tokens{input,output,reasoning,cache}, cost}, error{error{name, data{message, statusCode}}};
+ *   no start or end of session; exit 0 on success, 1 on an API error;
+ * - "ask" permissions are auto-rejected in run mode; `--auto` approves them. There is no OS sandbox and no
+ *   read-only mode, so read-only tasks are forced into a worktree by the orchestrator; `--auto` is passed in both
+ *   modes because the report file lies outside the worktree (an external_directory "ask").
+ * Tools are shown at their end: the started event is emitted then, carrying the real start time in `started_at`.
+ * Unverified: the caesar channel through OPENCODE_CONFIG_CONTENT (the variable is read by 1.18.33; MCP was not run
+ * through it here); `tool_use` lines with a status other than completed/error (never seen).
+ */
+export const opencodeAdapter: AgentAdapter = {
+  id: 'opencode',
+  displayName: 'OpenCode',
+  bin: 'opencode',
+  versionArgs: ['--version'],
+  capabilities: {
+    nativeReadOnly: false,
+    network: 'open',
+    schemaTier: false,
+    channel: true,
+    model: true,
+    reportsUsage: true,
+  },
+  build: buildOpencode,
+  createTranslator: (ctx) => new OpencodeTranslator(ctx),
+};
+
+function buildOpencode(ctx: BuildContext): SpawnPlan {
+  const { task } = ctx;
+  const args = ['run', '--format', 'json', '--dir', task.workspace, '--thinking', '--auto'];
+  if (ctx.model) args.push('-m', ctx.model);
+  args.push(...ctx.extraArgs);
+  const plan: SpawnPlan = {
+    command: opencodeAdapter.bin,
+    args,
+    cwd: task.workspace,
+    stdin: ctx.prompt,
+    display: displayCommand(opencodeAdapter.bin, args, { stdinFile: ctx.promptFile }),
+  };
+  if (ctx.tier === 'channel' && task.channel) {
+    const server = { type: 'local', command: [task.channel.command, ...task.channel.args], enabled: true };
+    plan.env = { OPENCODE_CONFIG_CONTENT: JSON.stringify({ mcp: { [task.channel.server_name]: server } }) };
+  }
+  return plan;
+}
+
+class OpencodeTranslator implements Translator {
+  private readonly tools = new ToolPairing();
+  private readonly usage = new UsageTotals();
+  private finalText: string | undefined;
+  private failure: string | undefined;
+
+  constructor(private readonly ctx?: TranslatorContext) {}
+
+  line(native: string): EventDraft[] {
+    const event = parseJsonLine(native);
+    if (!event) return [];
+    const part = obj(event.part);
+    switch (str(event.type)) {
+      case 'text': {
+        const text = str(part.text) ?? '';
+        this.finalText = lastNonEmpty(this.finalText, text);
+        return text.trim() ? [{ type: 'message', text }] : [];
+      }
+      case 'reasoning': {
+        const text = str(part.text) ?? '';
+        return text.trim() ? [{ type: 'thinking', text }] : [];
+      }
+      case 'tool_use':
+        return this.tool(part);
+      case 'step_finish': {
+        const tokens = obj(part.tokens);
+        this.usage.add({ input_tokens: num(tokens.input), output_tokens: num(tokens.output), cost_usd: num(part.cost) });
+        return [];
+      }
+      case 'error':
+        return this.error(obj(event.error));
+      default:
+        return [];
+    }
+  }
+
+  private tool(part: Record<string, unknown>): EventDraft[] {
+    const state = obj(part.state);
+    const id = str(part.callID) ?? str(part.id) ?? '';
+    const tool = str(part.tool) ?? 'tool';
+    const summary = clip(str(state.title) ?? '') || summarizeInput(state.input);
+    const startMs = num(obj(state.time).start);
+    const startedAt = startMs !== undefined ? new Date(startMs).toISOString() : undefined;
+    const out = this.tools.start(id, tool, summary, startedAt);
+    const status = str(state.status);
+    if (status !== 'completed' && status !== 'error') return out;
+    out.push(...this.tools.end(id, status === 'completed'));
+    if (status === 'completed') out.push(...this.fileChange(tool, state));
+    return out;
+  }
+
+  /** write/edit report the file they touched; git stays the source of truth, this is for the live view. */
+  private fileChange(tool: string, state: Record<string, unknown>): EventDraft[] {
+    if (tool !== 'write' && tool !== 'edit') return [];
+    const metadata = obj(state.metadata);
+    const file = workspaceChangePath(str(metadata.filepath) ?? str(obj(state.input).filePath) ?? '', this.ctx?.workspace);
+    if (!file) return [];
+    const action = tool === 'write' && metadata.exists === false ? 'created' : 'modified';
+    return [{ type: 'file_changed', path: file, action }];
+  }
+
+  private error(error: Record<string, unknown>): EventDraft[] {
+    const data = obj(error.data);
+    const status = num(data.statusCode);
+    const text = str(data.message) ?? str(error.name) ?? 'opencode reported an error';
+    const message = status ? `${text} (HTTP ${status})` : text;
+    this.failure = message;
+    return [{ type: 'error', message, fatal: true }];
+  }
+
+  end(exitCode: number | null): TranslationSummary {
+    const summary: TranslationSummary = {};
+    if (this.finalText !== undefined) summary.finalText = this.finalText;
+    const usage = this.usage.get();
+    if (usage) summary.usage = usage;
+    const failure = this.failure ?? (exitCode !== null && exitCode !== 0 ? `opencode exited with code ${exitCode}` : undefined);
+    if (failure) summary.nativeFailure = failure;
+    return summary;
+  }
+}

@@ -1,0 +1,185 @@
+import * as path from 'node:path';
+import type { EventDraft, Usage } from '../protocol';
+
+/**
+ * Small helpers shared by the native adapters: reading untrusted JSON lines without throwing, summarising tool
+ * inputs, pairing tool starts with their ends, and rendering a command line for people.
+ */
+
+export type Json = Record<string, unknown>;
+
+/** One native stdout line as an object, or undefined for anything else (blank, text, arrays, broken JSON). */
+export function parseJsonLine(line: string): Json | undefined {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function num(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+export function obj(value: unknown): Json {
+  return isObject(value) ? value : {};
+}
+
+export function arr(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+export const SUMMARY_MAX = 200;
+
+export function clip(text: string, max = SUMMARY_MAX): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+const SUMMARY_KEYS = ['command', 'cmd', 'file_path', 'filePath', 'path', 'pattern', 'query', 'url', 'description', 'prompt'];
+
+/** What a person wants to read about a tool call: its command, path or query, else its serialized input. */
+export function summarizeInput(input: unknown): string {
+  if (typeof input === 'string') return clip(input);
+  const fields = obj(input);
+  for (const key of SUMMARY_KEYS) {
+    const value = fields[key];
+    if (typeof value === 'string' && value.trim()) return clip(value);
+    if (Array.isArray(value) && value.length && value.every((v) => typeof v === 'string')) return clip(value.join(' '));
+  }
+  if (input === undefined || input === null) return '';
+  try {
+    return clip(JSON.stringify(input));
+  } catch {
+    return '';
+  }
+}
+
+/** A path as git would print it when it lies inside the workspace; unchanged otherwise (or without a workspace). */
+export function relativeToWorkspace(file: string, workspace: string | undefined): string {
+  if (!workspace || !path.isAbsolute(file)) return file;
+  const rel = path.relative(workspace, file);
+  if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return file;
+  return rel.split(path.sep).join('/');
+}
+
+/**
+ * A file-change path for the live view: relative to the workspace, or undefined when it lies outside it (the report
+ * file in the task directory is not a workspace change). Without a workspace, the path is kept as given.
+ */
+export function workspaceChangePath(file: string, workspace: string | undefined): string | undefined {
+  const rel = relativeToWorkspace(file, workspace);
+  return workspace && path.isAbsolute(rel) ? undefined : rel;
+}
+
+/**
+ * Pairs tool starts with their ends by native id. An end whose start was never seen gets a synthetic start first,
+ * so every consumer can rely on "started, then succeeded/failed, same id". Ends name the tool their start named,
+ * even when the native closing line does not (claude, gemini).
+ */
+export class ToolPairing {
+  private readonly open = new Map<string, { tool: string; summary: string }>();
+
+  start(id: string, tool: string, summary: string, startedAt?: string): EventDraft[] {
+    // Without an id nothing could pair it: such a line is not a tool call we understand.
+    if (!id || this.open.has(id)) return [];
+    this.open.set(id, { tool, summary });
+    return [toolEvent(tool, id, summary, 'started', startedAt)];
+  }
+
+  end(id: string, ok: boolean, fallback: { tool?: string; summary?: string } = {}): EventDraft[] {
+    if (!id) return [];
+    const known = this.open.get(id);
+    const out: EventDraft[] = [];
+    const tool = known?.tool ?? fallback.tool ?? '';
+    const summary = known?.summary ?? fallback.summary ?? '';
+    if (!known) out.push(toolEvent(tool, id, summary, 'started'));
+    this.open.delete(id);
+    out.push(toolEvent(tool, id, summary, ok ? 'succeeded' : 'failed'));
+    return out;
+  }
+
+  isOpen(id: string): boolean {
+    return this.open.has(id);
+  }
+}
+
+function toolEvent(tool: string, id: string, summary: string, status: 'started' | 'succeeded' | 'failed', startedAt?: string): EventDraft {
+  const event: EventDraft = { type: 'tool_use', tool, id, input_summary: summary, status };
+  if (startedAt) event.started_at = startedAt;
+  return event;
+}
+
+/** Sums usage across turns; fields the stream never gave stay absent rather than becoming 0. */
+export class UsageTotals {
+  private value: Usage = {};
+
+  add(part: Usage): void {
+    for (const key of ['input_tokens', 'output_tokens', 'duration_ms', 'cost_usd'] as const) {
+      const v = part[key];
+      if (v === undefined || !Number.isFinite(v) || v < 0) continue;
+      this.value[key] = (this.value[key] ?? 0) + (key === 'cost_usd' ? v : Math.round(v));
+    }
+  }
+
+  set(part: Usage): void {
+    for (const key of ['input_tokens', 'output_tokens', 'duration_ms', 'cost_usd'] as const) {
+      const v = part[key];
+      if (v === undefined || !Number.isFinite(v) || v < 0) continue;
+      this.value[key] = key === 'cost_usd' ? v : Math.round(v);
+    }
+  }
+
+  get(): Usage | undefined {
+    return Object.keys(this.value).length ? { ...this.value } : undefined;
+  }
+}
+
+/** Parses a final message that is a JSON object (schema tiers), tolerating a surrounding ```json fence. */
+export function parseJsonObject(text: string | undefined): Json | undefined {
+  if (!text) return undefined;
+  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n```\s*$/.exec(text);
+  const body = (fenced ? fenced[1]! : text).trim();
+  if (!body.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(body);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Marks the argument that carries the prompt so `display` can elide it. */
+export const PROMPT_PLACEHOLDER = '<prompt>';
+
+/**
+ * A command line as people read it: arguments quoted only when needed, the prompt replaced by a short marker (argv
+ * index `arg`), or shown as a redirection from the prompt file when it travels on stdin.
+ */
+export function displayCommand(command: string, args: string[], prompt: { arg?: number; stdinFile?: string } = {}): string {
+  const shown = args.map((a, i) => (prompt.arg === i ? PROMPT_PLACEHOLDER : quoteArg(a)));
+  const tail = prompt.stdinFile ? ['<', quoteArg(prompt.stdinFile)] : [];
+  return [quoteArg(command), ...shown, ...tail].join(' ');
+}
+
+function quoteArg(arg: string): string {
+  if (arg === PROMPT_PLACEHOLDER) return arg;
+  if (arg.length > 120) return `'${arg.slice(0, 60).replace(/'/g, "'\\''")}…'`;
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, "'\\''")}'`;
+}
+
+/** Keeps the last non-empty message text: the candidate final answer. */
+export function lastNonEmpty(current: string | undefined, next: string | undefined): string | undefined {
+  return next && next.trim() ? next : current;
+}

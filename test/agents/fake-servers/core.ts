@@ -1,0 +1,201 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * The project's own fake model servers: one HTTP server on 127.0.0.1, port 0, speaking one vendor dialect, answering
+ * each model request with the next turn of a script. Side requests (a title call without tools, a non-streaming
+ * "next speaker" check…) are answered with plain text and do not consume a turn. Every request is recorded.
+ */
+
+/** What the fake model was asked, with the caesar facts pulled out of the brief. */
+export interface ModelRequest {
+  path: string;
+  body: Record<string, unknown>;
+  /** Every string of the request body, joined: the prompt, tool results, system text. */
+  text: string;
+  taskId?: string;
+  reportPath?: string;
+  /** The directory the brief tells the agent to stay in. */
+  workspace?: string;
+  /** Whether this request consumed a turn of the script. */
+  scripted: boolean;
+}
+
+export type Args = Record<string, unknown>;
+export type Dynamic<T> = T | ((request: ModelRequest) => T);
+
+export interface ToolCallSpec {
+  /** The agent's native tool name: exec_command, Bash, bash, run_shell_command… */
+  name: string;
+  args: Dynamic<Args>;
+  /** Codex: a custom (freeform) tool call such as apply_patch, whose input is a string. */
+  custom?: Dynamic<string>;
+}
+
+export type Turn =
+  | { kind: 'tools'; calls: ToolCallSpec[]; text?: string; thinking?: string }
+  | { kind: 'text'; text: Dynamic<string>; thinking?: string }
+  /** An HTTP error; sticky by default: every later request gets it too (CLIs retry). */
+  | { kind: 'error'; status: number; message?: string; sticky?: boolean }
+  /** Anthropic only: the stream breaks mid-way once; the CLI's retry gets the same turn again. */
+  | { kind: 'break-then'; turn: Turn };
+
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  /** SSE frames, already formatted, or a JSON body. */
+  sse?: string[];
+  json?: unknown;
+  /** Destroy the socket after the frames (a broken stream). */
+  breakAfter?: boolean;
+}
+
+export interface Dialect {
+  name: string;
+  /** undefined: not a model request of this dialect (404). */
+  classify(path: string, body: Record<string, unknown>): 'model' | 'side' | undefined;
+  answer(turn: Turn | undefined, request: ModelRequest, seq: number): Answer;
+  sideAnswer(request: ModelRequest): Answer;
+}
+
+export interface FakeServer {
+  url: string;
+  port: number;
+  requests: ModelRequest[];
+  /** Turns not yet consumed. */
+  remaining(): number;
+  close(): Promise<void>;
+}
+
+export function resolve<T>(value: Dynamic<T>, request: ModelRequest): T {
+  return typeof value === 'function' ? (value as (r: ModelRequest) => T)(request) : value;
+}
+
+export async function startServer(dialect: Dialect, script: Turn[]): Promise<FakeServer> {
+  const turns = [...script];
+  let sticky: Turn | undefined;
+  let seq = 0;
+  const requests: ModelRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const path = req.url ?? '/';
+      let body: Record<string, unknown> = {};
+      try {
+        const parsed: unknown = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+      } catch {
+        // not JSON: still recorded, answered as a side request or 404
+      }
+      const kind = req.method === 'POST' ? dialect.classify(path, body) : undefined;
+      const request = describe(path, body, kind === 'model');
+      requests.push(request);
+      if (!kind) return send(res, { status: 404, json: { error: { message: `fake ${dialect.name} server: no route ${req.method} ${path}` } } });
+      if (kind === 'side') return send(res, dialect.sideAnswer(request));
+      const turn = sticky ?? turns.shift();
+      if (turn?.kind === 'break-then') {
+        // Break this stream, and give the unwrapped turn to the retry.
+        turns.unshift(turn.turn);
+        const answer = dialect.answer(turn.turn, request, seq++);
+        return send(res, { ...answer, sse: (answer.sse ?? []).slice(0, 2), breakAfter: true });
+      }
+      if (turn?.kind === 'error' && turn.sticky !== false) sticky = turn;
+      send(res, dialect.answer(turn, request, seq++));
+    });
+  });
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => ok());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    remaining: () => turns.length,
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
+  };
+}
+
+function send(res: http.ServerResponse, answer: Answer): void {
+  const headers: Record<string, string> = { ...(answer.headers ?? {}) };
+  // Without it several CLIs back off for a minute or more between retries.
+  if (answer.status >= 400) headers['retry-after-ms'] = '50';
+  if (answer.sse) {
+    res.writeHead(answer.status, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
+    if (answer.breakAfter) {
+      // Headers and the first frames reach the client, then the connection dies mid-stream.
+      res.write(answer.sse.join(''), () => setTimeout(() => res.socket?.destroy(), 20));
+      return;
+    }
+    for (const frame of answer.sse) res.write(frame);
+    res.end();
+    return;
+  }
+  res.writeHead(answer.status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(answer.json ?? {}));
+}
+
+function describe(path: string, body: Record<string, unknown>, scripted: boolean): ModelRequest {
+  const strings: string[] = [];
+  collectStrings(body, strings, 0);
+  const text = strings.join('\n');
+  const request: ModelRequest = { path, body, text, scripted };
+  const task = /on task (\S+?)\. Work only/.exec(text);
+  if (task) request.taskId = task[1];
+  const report = /Write your report as JSON to this exact path[^\n]*\n\s*(\S+)/.exec(text) ?? /write the report as JSON to this exact path instead:\n\s*(\S+)/.exec(text);
+  if (report) request.reportPath = report[1];
+  const workspace = /Stay inside the workspace: (\S+?)(?: \(|\n|$)/.exec(text);
+  if (workspace) request.workspace = workspace[1];
+  return request;
+}
+
+function collectStrings(value: unknown, out: string[], depth: number): void {
+  if (depth > 12) return;
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) collectStrings(v, out, depth + 1);
+  else if (value && typeof value === 'object') for (const v of Object.values(value)) collectStrings(v, out, depth + 1);
+}
+
+export function sseFrame(data: unknown, event?: string): string {
+  return `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * A caesar.report/v1 answer for the task the brief names, complete enough for the strict schema (every property
+ * present, optional ones null) that claude validates its StructuredOutput against.
+ */
+export function reportFor(request: ModelRequest, fields: Record<string, unknown> = {}): Record<string, unknown> {
+  const report: Record<string, unknown> = {
+    protocol: 'caesar.report/v1',
+    task_id: request.taskId ?? '',
+    status: 'success',
+    summary: 'Done by the fake model.',
+    details: '',
+    changes: [],
+    commands_run: [],
+    findings: [],
+    questions: [],
+    next_steps: [],
+    artifacts: [],
+    usage: null,
+    ...fields,
+  };
+  report.commands_run = (report.commands_run as Record<string, unknown>[]).map((c) => ({ exit_code: null, note: '', ...c }));
+  report.changes = (report.changes as Record<string, unknown>[]).map((c) => ({ summary: '', ...c }));
+  return report;
+}
+
+export type PlayableTurn = Extract<Turn, { kind: 'tools' | 'text' }>;
+
+/** The turn to play: a missing (script exhausted) or non-playable turn becomes a plain "Done." answer. */
+export function playable(turn: Turn | undefined): PlayableTurn {
+  if (turn && (turn.kind === 'tools' || turn.kind === 'text')) return turn;
+  if (turn?.kind === 'break-then') return playable(turn.turn);
+  return { kind: 'text', text: 'Done.' };
+}

@@ -1,0 +1,33 @@
+// The live agent suite, as scripts/test.mjs runs it: the pinned real CLIs (installed by install.mjs), the project's
+// fake model servers, and caesar itself, all inside ONE loopback-only network namespace, so no traffic can leave
+// 127.0.0.1. Exits 77 with "SKIPPED: <reason>" when it cannot run here (scripts/test.mjs fails that under CI=true).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PINNED, binaryOf, cacheRoot, doneMarker } from './agents.mjs';
+
+const SKIP = 77;
+const here = dirname(fileURLToPath(import.meta.url));
+const projectRoot = resolve(here, '..', '..', '..');
+
+function skip(reason) {
+  console.log(`SKIPPED: ${reason}`);
+  process.exit(SKIP);
+}
+
+const missing = PINNED.filter((e) => !existsSync(doneMarker(e)) || (binaryOf(e) && !existsSync(binaryOf(e)))).map((e) => `${e.pkg}@${e.version}`);
+if (missing.length) skip(`agent CLIs not installed in ${cacheRoot()}/agents: ${missing.join(', ')} (run: node test/agents/live/install.mjs)`);
+if (!existsSync(join(projectRoot, 'dist', 'caesar.js'))) skip('dist/caesar.js is missing (run: npm run build)');
+const probe = spawnSync('unshare', ['-n', 'true'], { encoding: 'utf8' });
+if (probe.error || probe.status !== 0) skip(`cannot create a network namespace (unshare -n: ${probe.error?.message ?? probe.stderr.trim()}); it needs root`);
+const ip = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { encoding: 'utf8' });
+if (ip.status !== 0) skip(`cannot bring loopback up in a namespace: ${ip.stderr.trim()}`);
+
+const only = process.argv.slice(2);
+const files = only.length ? only.map((a) => join('test/agents/live', `${a}.live.ts`)) : ['test/agents/live/*.live.ts'];
+const mocha = join(projectRoot, 'node_modules', '.bin', 'mocha');
+// --config none of .mocharc's spec list: this suite names its own files.
+const args = ['-n', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', mocha, '--no-config', '--require', 'tsx/cjs', '--extension', 'ts', '--timeout', '420000', '--reporter', 'spec', ...files];
+const result = spawnSync('unshare', args, { cwd: projectRoot, stdio: 'inherit', env: process.env });
+process.exit(result.status ?? 1);
