@@ -86,6 +86,8 @@ async function main() {
   const codeServer = [paths.codeServer, '--user-data-dir', userData, '--extensions-dir', extensions];
   const env = { ...process.env, PATH: `${path.join(paths.nodeHome, 'bin')}:${process.env.PATH}` };
   run(paths.node, [...codeServer, '--force', '--install-extension', vsix], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const listed = spawnSync(paths.node, [...codeServer, '--list-extensions'], { env, encoding: 'utf8' }).stdout ?? '';
+  if (!listed.includes('caesar-dev.caesar-vscode')) throw new Error(`the extension did not install into ${extensions}:\n${listed}`);
 
   const port = Number(process.env.PORT) || (await freePort());
   const url = `http://127.0.0.1:${port}`;

@@ -11,6 +11,8 @@ const suites = [
   { name: 'unit and integration (mocha)', command: ['npx', 'mocha', ...(process.env.CI === 'true' ? ['--forbid-pending'] : [])] },
   { name: 'agent CLIs, live (real binaries, fake model servers, no network)', command: ['node', 'test/agents/live/run.mjs'] },
   { name: 'editor (extension host tests + Playwright UI in code-server)', command: ['node', 'test/extension/run.mjs'] },
+  // The README's first command, for real: build, install into code-server, start it, run a demo task.
+  { name: 'npm start (smoke)', command: ['node', 'scripts/start-smoke.mjs'] },
 ];
 
 const only = process.argv.slice(2);

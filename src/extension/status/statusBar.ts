@@ -1,0 +1,68 @@
+import * as vscode from 'vscode';
+import type { LiveTasks } from '../tasks/liveTasks';
+import { isActive } from '../tasks/tree';
+
+export interface ActivityCounts {
+  running: number;
+  questions: number;
+}
+
+export function countActivity(tasks: LiveTasks): ActivityCounts {
+  let running = 0;
+  let questions = 0;
+  for (const s of tasks.list()) {
+    if (!isActive(s.observed)) continue;
+    running++;
+    questions += s.pendingQuestions.length;
+  }
+  return { running, questions };
+}
+
+/**
+ * The status-bar item and the view badge: running tasks and pending questions, both focusing the Tasks view.
+ * The badge shows questions when there are any (they need the user), else the running count.
+ */
+export class CaesarStatus implements vscode.Disposable {
+  private readonly item: vscode.StatusBarItem;
+  private readonly subscription: vscode.Disposable;
+
+  constructor(
+    private readonly tasks: LiveTasks,
+    private readonly view: vscode.TreeView<unknown>,
+  ) {
+    this.item = vscode.window.createStatusBarItem('caesar.status', vscode.StatusBarAlignment.Left, 50);
+    this.item.name = 'Caesar';
+    this.item.command = 'caesar.tasks.focus';
+    this.subscription = tasks.onDidChange(() => this.update());
+    this.update();
+  }
+
+  /** What the item shows now (the tests read it). */
+  get text(): string {
+    return this.item.text;
+  }
+
+  update(): void {
+    const { running, questions } = countActivity(this.tasks);
+    if (running === 0 && questions === 0) {
+      this.item.hide();
+      this.view.badge = undefined;
+      return;
+    }
+    const parts = [`$(sync~spin) ${running}`];
+    if (questions) parts.push(`$(question) ${questions}`);
+    this.item.text = parts.join('  ');
+    const tip = `Caesar: ${running} task${running === 1 ? '' : 's'} running${questions ? `, ${questions} question${questions === 1 ? '' : 's'} waiting for you` : ''}`;
+    this.item.tooltip = `${tip} — click to show the Tasks view`;
+    this.item.backgroundColor = questions ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.show();
+    this.view.badge = questions
+      ? { value: questions, tooltip: `${questions} question${questions === 1 ? '' : 's'} waiting for you` }
+      : { value: running, tooltip: `${running} task${running === 1 ? '' : 's'} running` };
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.item.dispose();
+  }
+}

@@ -1,0 +1,101 @@
+// The UI scenario: a person opens the Caesar view, watches a demo task run, opens its timeline, reads the report,
+// moves with the keyboard and opens a diff. A screenshot is taken at each step (test-results/screenshots/).
+// Called by test/extension/driver.mjs inside the loopback-only namespace, with code-server already running.
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import * as path from 'node:path';
+
+export const XSS = '<img src=x onerror=alert(1)>';
+
+export async function runScenario(page, { url, workspace, screenshots, log, cli, env }) {
+  rmSync(screenshots, { recursive: true, force: true });
+  mkdirSync(screenshots, { recursive: true });
+  let step = 0;
+  const shot = async (name) => {
+    step++;
+    const file = path.join(screenshots, `${String(step).padStart(2, '0')}-${name}.png`);
+    await page.screenshot({ path: file });
+    log(`screenshot ${path.basename(file)}`);
+  };
+  const dialogs = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+
+  await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 180_000 });
+  await page.waitForSelector('.monaco-workbench .activitybar', { timeout: 180_000 });
+  await shot('workbench');
+
+  // 1. Open the Caesar view from the activity bar: empty, with its welcome text.
+  await page.locator('.activitybar [aria-label^="Caesar"]').first().click();
+  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /tasks/i }) }).first();
+  await pane.waitFor({ timeout: 60_000 });
+  await page.getByText('No delegated tasks in this workspace yet.').waitFor({ timeout: 60_000 });
+  await shot('caesar-view-empty');
+
+  // 2. A demo task started from a terminal-like process (the CLI), whose objective carries an HTML payload the demo
+  //    agent repeats in its thinking.
+  const objective = `Explain ${XSS} then append to README.md`;
+  const run = spawn(process.execPath, [cli, 'run', '--agent', 'demo', '--isolation', 'worktree', objective, '--json'], {
+    cwd: workspace, env: { ...env, CAESAR_DEMO_DELAY_MS: '3000' }, stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let runErr = '';
+  run.stderr.on('data', (d) => (runErr += d));
+  const runExit = new Promise((resolve) => run.on('exit', (code) => resolve(code)));
+
+  const taskRow = pane.locator('.monaco-list-row', { hasText: objective }).first();
+  await taskRow.waitFor({ timeout: 30_000 });
+  await pane.locator('.monaco-list-row .codicon-loading').first().waitFor({ timeout: 30_000 }); // a tool call spinning
+  await shot('task-running-live-tool');
+  const statusItem = page.locator('.statusbar-item', { has: page.locator('.codicon-sync') }).filter({ hasText: /1/ });
+  if (!(await statusItem.count())) throw new Error('no status-bar item with the running count');
+
+  // 3. The timeline, from the task's inline action.
+  await taskRow.hover();
+  await taskRow.locator('.action-label[aria-label="Open Timeline"]').click();
+  await page.mouse.move(900, 700); // away from the row: its hover tooltip would cover the panel
+  const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+  await frame.locator('.row').first().waitFor({ timeout: 120_000 });
+  await frame.locator('.row .label', { hasText: 'The objective is:' }).waitFor({ timeout: 30_000 });
+  const liveWhenShot = await frame.locator('.report').isHidden();
+  await shot('timeline-live');
+  if (!liveWhenShot) log('note: the task had already finished when the timeline was first shown');
+
+  // 4. The task ends: the report appears in the timeline, the tree shows its file.
+  await frame.locator('.report .report-summary').waitFor({ timeout: 60_000 });
+  await shot('timeline-report');
+  const code = await runExit;
+  if (code !== 0) throw new Error(`caesar run exited ${code}: ${runErr}`);
+
+  // 5. The HTML payload is text: visible literally, no <img> element, no dialog.
+  const payloadRows = await frame.locator('.row .label', { hasText: XSS }).count();
+  if (payloadRows === 0) throw new Error('the payload is not shown literally in the timeline');
+  if ((await frame.locator('img').count()) !== 0) throw new Error('an <img> element exists in the timeline');
+  if (await pane.locator('img[src="x"]').count()) throw new Error('an <img> element exists in the tree');
+
+  // 6. Keyboard: focus the list, go to the first row, walk down to the thinking row, read it in the detail pane.
+  await frame.locator('.list').focus();
+  await frame.locator('.list').press('Home');
+  await frame.locator('.list').press('ArrowDown');
+  await frame.locator('.list').press('ArrowDown');
+  const detail = await frame.locator('.detail').textContent();
+  if (!detail?.includes(XSS)) throw new Error(`the detail pane of the thinking row does not show the payload as text: ${detail}`);
+  await shot('timeline-keyboard-detail');
+
+  // 7. A changed file opens in the native diff editor (base version on the left).
+  await frame.locator('.report .file-link', { hasText: 'README.md' }).click();
+  await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'Test workspace' }).first().waitFor({ timeout: 30_000 });
+  await page.locator('.monaco-diff-editor .original .view-line', { hasText: 'Test workspace' }).first().waitFor({ timeout: 30_000 });
+  await shot('diff-editor');
+
+  // 8. In the tree (still open beside the editor): the finished task, expanded, with its tool calls and the file.
+  const finished = pane.locator('.monaco-list-row', { hasText: objective }).first();
+  await finished.locator('.codicon-pass').waitFor({ timeout: 30_000 });
+  if ((await finished.getAttribute('aria-expanded')) !== 'true') await finished.click();
+  await pane.locator('.monaco-list-row', { hasText: '+1 −0' }).first().waitFor({ timeout: 30_000 });
+  await shot('tree-finished');
+
+  if (dialogs.length) throw new Error(`a dialog fired: ${dialogs.join(' | ')}`);
+  log(`UI scenario: ${step} screenshots; payload shown as text in ${payloadRows} timeline row(s); no dialog`);
+}

@@ -1,0 +1,175 @@
+// Runs inside `unshare -n` (see run.mjs): starts code-server, runs the in-editor suite through the `payload` URL
+// (../shared/editor/RECIPE.md), then the Playwright UI scenario (test/e2e/scenario.mjs). Never run it directly.
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import * as path from 'node:path';
+import { chromium } from 'playwright-core';
+import { runScenario } from '../e2e/scenario.mjs';
+import { prepareTestHome } from './build.mjs';
+
+const config = JSON.parse(process.argv[2]);
+const { projectDir, runDir, workspace } = config;
+const started = Date.now();
+const log = (line) => console.log(`[editor ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}`);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function dir(...parts) {
+  const p = path.join(runDir, ...parts);
+  mkdirSync(p, { recursive: true });
+  return p;
+}
+
+const { binDir, home } = prepareTestHome(runDir);
+const userData = dir('user-data');
+mkdirSync(path.join(userData, 'User'), { recursive: true });
+writeFileSync(
+  path.join(userData, 'User', 'settings.json'),
+  JSON.stringify({
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'security.workspace.trust.enabled': false,
+    'chat.disableAIFeatures': true,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'terminal.integrated.enablePersistentSessions': false,
+  }),
+);
+const stateDir = dir('suite-state');
+const port = await freePort();
+const address = `127.0.0.1:${port}`;
+const env = {
+  ...process.env,
+  PATH: `${binDir}:${path.dirname(config.node24)}:${process.env.PATH}`,
+  HOME: home,
+  TMPDIR: dir('tmp'),
+  XDG_CONFIG_HOME: dir('xdg-config'),
+  XDG_DATA_HOME: dir('xdg-data'),
+  XDG_CACHE_HOME: dir('xdg-cache'),
+  CAESAR_TEST_STATE_DIR: stateDir,
+  CAESAR_TEST_BIN_DIR: binDir,
+};
+delete env.CI; // code-server changes nothing for CI, but the agents started by the tests must not think they run in CI
+
+log(`starting code-server on ${address}`);
+const server = spawn(
+  config.node24,
+  [
+    config.codeServer, '--auth', 'none', '--bind-addr', address, '--disable-telemetry', '--disable-update-check',
+    '--disable-workspace-trust', '--ignore-last-opened', '--user-data-dir', userData, '--extensions-dir', dir('extensions'),
+    '--vscode-option', 'enable-smoke-test-driver',
+  ],
+  { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+);
+const serverLog = [];
+server.stdout.on('data', (d) => serverLog.push(String(d)));
+server.stderr.on('data', (d) => serverLog.push(String(d)));
+
+async function waitHealthy() {
+  for (let i = 0; i < 300; i++) {
+    try {
+      const r = await fetch(`http://${address}/healthz`);
+      if (r.ok) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`code-server did not answer /healthz:\n${serverLog.join('')}`);
+}
+
+const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+
+function payloadUrl(withTests, folder = workspace) {
+  const payload = [['extensionDevelopmentPath', `vscode-remote://${address}${projectDir}`]];
+  if (withTests) payload.push(['extensionTestsPath', `vscode-remote://${address}${projectDir}/out/test/extension/index.js`]);
+  return `http://${address}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+}
+
+async function runSuite() {
+  const ctx = await chromium.launchPersistentContext(dir('chromium-suite'), {
+    executablePath: config.chromium, headless: true, viewport: { width: 1400, height: 900 }, args: chromiumArgs,
+  });
+  try {
+    const page = ctx.pages()[0] ?? (await ctx.newPage());
+    const exited = new Promise((resolve) => void page.exposeFunction('codeAutomationExit', (code) => resolve(code)));
+    await page.goto(payloadUrl(true), { waitUntil: 'domcontentloaded', timeout: 180_000 });
+    const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 6 * 60_000));
+    const code = await Promise.race([exited, timeout]);
+    if (code === 'timeout') log('the in-editor suite did not finish within 6 minutes');
+    return code === 0 ? 0 : 1;
+  } finally {
+    await ctx.close();
+  }
+}
+
+function printSuiteOutput() {
+  const file = path.join(stateDir, 'mocha.log');
+  if (existsSync(file)) console.log(readFileSync(file, 'utf8'));
+  const figures = path.join(stateDir, 'figures.jsonl');
+  if (existsSync(figures)) {
+    mkdirSync(path.join(projectDir, 'test-results'), { recursive: true });
+    copyFileSync(figures, path.join(projectDir, 'test-results', 'editor-figures.jsonl'));
+    console.log('figures (also in test-results/editor-figures.jsonl):');
+    for (const line of readFileSync(figures, 'utf8').trim().split('\n')) console.log(`  ${line}`);
+  }
+}
+
+let failed = false;
+try {
+  await waitHealthy();
+  log('code-server is up');
+  if (config.only !== 'ui') {
+    const code = await runSuite();
+    printSuiteOutput();
+    log(`in-editor suite: exit ${code}`);
+    if (code !== 0) failed = true;
+  }
+  if (config.only !== 'suite') {
+    const ctx = await chromium.launchPersistentContext(dir('chromium-ui'), {
+      executablePath: config.chromium, headless: true, viewport: { width: 1400, height: 900 }, args: chromiumArgs,
+    });
+    try {
+      const page = ctx.pages()[0] ?? (await ctx.newPage());
+      await runScenario(page, {
+        url: payloadUrl(false, config.uiWorkspace), workspace: config.uiWorkspace, screenshots: config.screenshots, log,
+        cli: path.join(projectDir, 'dist', 'caesar.js'), env: { ...env, PATH: process.env.PATH },
+      });
+      log('UI scenario: passed');
+    } catch (err) {
+      failed = true;
+      log(`UI scenario: FAILED: ${err.stack ?? err}`);
+      const page = ctx.pages()[0];
+      if (page) await page.screenshot({ path: path.join(config.screenshots, 'FAILURE.png') }).catch(() => undefined);
+    } finally {
+      await ctx.close();
+    }
+  }
+} catch (err) {
+  failed = true;
+  log(`FAILED: ${err.stack ?? err}`);
+} finally {
+  try {
+    process.kill(-server.pid, 'SIGTERM');
+  } catch {
+    /* already gone */
+  }
+}
+if (failed) {
+  writeFileSync(path.join(runDir, 'code-server.log'), serverLog.join(''));
+  log(`code-server output: ${path.join(runDir, 'code-server.log')}`);
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,74 @@
+import * as assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { caesar, event, find, handWrittenTask, record } from './helpers';
+
+const XSS = '<img src=x onerror=alert(1)>';
+
+describe('Timeline panel', () => {
+  afterEach(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('receives every event of a task, live, and shows agent text literally', async () => {
+    const api = await caesar();
+    const id = 'hand-timeline-1';
+    const start = new Date(Date.now() - 5000);
+    const task = handWrittenTask(api.root, id, {
+      status: 'running', objective: 'Timeline task', started_at: start.toISOString(), supervisor_pid: process.pid,
+    }, [
+      event(id, 0, start, { type: 'started', agent: 'fixture', command: 'fx' }),
+      event(id, 1, start, { type: 'message', text: `Agent says ${XSS}` }),
+      event(id, 2, start, { type: 'tool_use', tool: 'read', input_summary: 'README.md', status: 'started', id: 'r1' }),
+    ]);
+    await api.waitForTree((t) => !!find(t, id), 5_000);
+    await vscode.commands.executeCommand('caesar.openTimeline', id);
+    let stats = await api.timeline.waitForStats(id, (s) => s.caughtUp && s.received === 3, 20_000);
+    assert.equal(stats.lastSeq, 2);
+    assert.ok(stats.recentLabels.includes(`Agent says ${XSS}`), JSON.stringify(stats.recentLabels));
+
+    // Live: appended events reach the open panel; the tool start and end merge into one row.
+    task.appendEvents([
+      event(id, 3, new Date(), { type: 'tool_use', tool: 'read', input_summary: 'README.md', status: 'succeeded', id: 'r1' }),
+      event(id, 4, new Date(), { type: 'progress', message: 'half', pct: 50 }),
+    ]);
+    stats = await api.timeline.waitForStats(id, (s) => s.received === 5, 10_000);
+    assert.equal(stats.rows, 4, 'started, message, one tool row, progress');
+    assert.deepEqual(stats.recentLabels, ['Started fixture', `Agent says ${XSS}`, 'read  README.md', 'half (50%)']);
+    writeFileSync(path.join(task.dir, 'state.json'), JSON.stringify({ ...(await api.store.summary(id))!.state, status: 'succeeded', ended_at: new Date().toISOString() }));
+  });
+
+  it('opens a 100k-event task quickly and renders only the visible rows', async function () {
+    this.timeout(120_000);
+    const api = await caesar();
+    const id = 'hand-100k';
+    const count = 100_000;
+    const base = Date.now() - count * 10;
+    const lines: string[] = [];
+    for (let seq = 0; seq < count - 1; seq++) {
+      const at = new Date(base + seq * 10);
+      const kind = seq % 4;
+      if (kind === 0) lines.push(event(id, seq, at, { type: 'tool_use', tool: 'read', input_summary: `file-${seq}.ts`, status: 'started', id: `c${seq}` }));
+      else if (kind === 1) lines.push(event(id, seq, at, { type: 'tool_use', tool: 'read', input_summary: `file-${seq - 1}.ts`, status: 'succeeded', id: `c${seq - 1}` }));
+      else if (kind === 2) lines.push(event(id, seq, at, { type: 'message', text: `message number ${seq}: ${'lorem ipsum '.repeat(4)}` }));
+      else lines.push(event(id, seq, at, { type: 'thinking', text: `thought ${seq}` }));
+    }
+    lines.push(event(id, count - 1, new Date(), { type: 'finished', status: 'success', summary: 'big' }));
+    handWrittenTask(api.root, id, {
+      status: 'succeeded', objective: 'A very long task', started_at: new Date(base).toISOString(), ended_at: new Date().toISOString(),
+    }, lines);
+    await api.waitForTree((t) => !!find(t, id), 10_000);
+
+    const opened = Date.now();
+    await vscode.commands.executeCommand('caesar.openTimeline', id);
+    const first = await api.timeline.waitForStats(id, (s) => s.rendered > 0, 60_000);
+    const firstRowsMs = Date.now() - opened;
+    const stats = await api.timeline.waitForStats(id, (s) => s.caughtUp && s.received === count, 60_000);
+    const allMs = Date.now() - opened;
+    record('timeline100k', { firstRowsMs, allEventsMs: allMs, panelTiming: api.timeline.timing(id), rows: stats.rows, rendered: stats.rendered, firstBatch: first.received });
+    assert.equal(stats.rows, count - count / 4, 'tool starts and ends share a row');
+    assert.ok(stats.rendered > 0 && stats.rendered < 200, `only visible rows are in the DOM (rendered ${stats.rendered})`);
+    assert.ok(allMs < 15_000, `the whole 100k-event timeline took ${allMs} ms`);
+  });
+});

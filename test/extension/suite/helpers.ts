@@ -1,0 +1,120 @@
+import { mkdirSync, renameSync, writeFileSync, appendFileSync } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
+
+export const EXTENSION_ID = 'caesar-dev.caesar-vscode';
+
+export async function caesar(): Promise<CaesarApi> {
+  const ext = vscode.extensions.getExtension<CaesarApi | undefined>(EXTENSION_ID);
+  if (!ext) throw new Error(`extension ${EXTENSION_ID} is not installed in this window`);
+  const api = ext.isActive ? ext.exports : await ext.activate();
+  if (!api) throw new Error('the extension activated without a workspace folder');
+  await api.ready();
+  return api;
+}
+
+export function workspaceDir(): string {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (!folder) throw new Error('the test window has no folder open');
+  return folder.uri.fsPath;
+}
+
+export function writeJson(file: string, value: unknown): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(temp, file); // atomic, as every writer of a task directory does
+}
+
+export function event(taskId: string, seq: number, at: Date, body: Record<string, unknown>): string {
+  return JSON.stringify({ protocol: 'caesar.event/v1', seq, at: at.toISOString(), task_id: taskId, ...body });
+}
+
+export interface HandTask {
+  id: string;
+  dir: string;
+  appendEvents(lines: string[]): void;
+}
+
+/** Writes a task directory by hand, as a supervisor would (state.json, events.jsonl, optional result.json). */
+export function handWrittenTask(
+  root: string,
+  id: string,
+  state: Record<string, unknown>,
+  events: string[] = [],
+  result?: Record<string, unknown>,
+): HandTask {
+  const dir = path.join(root, '.caesar', 'tasks', id);
+  mkdirSync(dir, { recursive: true });
+  if (events.length) writeFileSync(path.join(dir, 'events.jsonl'), `${events.join('\n')}\n`);
+  if (result) writeJson(path.join(dir, 'result.json'), result);
+  writeJson(path.join(dir, 'state.json'), {
+    id,
+    agent: 'fixture',
+    mode: 'write',
+    isolation: 'inplace',
+    network: false,
+    timeout_ms: 600_000,
+    depth: 0,
+    created_at: new Date().toISOString(),
+    root,
+    workspace: root,
+    excluded_paths: [],
+    ...state,
+  });
+  return {
+    id,
+    dir,
+    appendEvents: (lines) => appendFileSync(path.join(dir, 'events.jsonl'), `${lines.join('\n')}\n`),
+  };
+}
+
+export function find(tree: TreeItemSnapshot[], taskId: string): TreeItemSnapshot | undefined {
+  return tree.find((t) => t.id === taskId);
+}
+
+/**
+ * Runs a command line in a real integrated terminal (a shell started by VS Code's pty host), as a user would type it,
+ * and resolves with the exit code when the terminal's process ends.
+ */
+export function runInTerminal(name: string, commandLine: string, env: Record<string, string> = {}): Promise<number | undefined> {
+  // stderr is kept in the suite's state folder: a failing command must say why in the test output.
+  const stderr = path.join(process.env.CAESAR_TEST_STATE_DIR ?? workspaceDir(), `${name.replace(/\W+/g, '-')}.stderr`);
+  const line = `${commandLine} 2>${JSON.stringify(stderr)}`;
+  // code-server rebuilds PATH for its processes, so the folder holding `caesar` (installed there by the driver, as a
+  // user's global install would be) comes in its own variable.
+  const bin = process.env.CAESAR_TEST_BIN_DIR;
+  const terminal = vscode.window.createTerminal({
+    name, cwd: workspaceDir(), shellPath: '/bin/sh', shellArgs: ['-c', line],
+    env: { ...(bin ? { PATH: `${bin}:${process.env.PATH ?? ''}` } : {}), ...env },
+  });
+  return new Promise((resolve) => {
+    const sub = vscode.window.onDidCloseTerminal((t) => {
+      if (t !== terminal) return;
+      sub.dispose();
+      resolve(t.exitStatus?.code);
+    });
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Waits until `check` returns a value (re-checked on an interval: this is a test waiting, not product code). */
+export async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value as T;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+export function record(name: string, value: unknown): void {
+  const dir = process.env.CAESAR_TEST_STATE_DIR;
+  if (!dir) return;
+  appendFileSync(path.join(dir, 'figures.jsonl'), `${JSON.stringify({ name, value })}\n`);
+}
