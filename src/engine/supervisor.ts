@@ -33,6 +33,7 @@ import { runAgentProcess, type RunAgentResult } from './spawn';
 import { ACTIVE_STATUSES, TaskStateSchema, type ReportSource, type TaskState, type TaskStatus } from './state';
 import { detectWorkshop, materialize, workshopFinding } from './workshop';
 import { createWorktree, worktreeIgnoreFinding } from './worktree';
+import { acquireWorkspaceWriter, type WriterLease } from './writer-lock';
 
 export interface SuperviseOptions {
   /** SIGTERM → SIGKILL grace for the agent's process group. Default $CAESAR_KILL_GRACE_MS or 5 s. */
@@ -86,6 +87,7 @@ class TaskRun {
   private readonly questions: QuestionsRelay;
   private readonly graceMs: number;
   private slot?: Slot;
+  private writerLease?: WriterLease;
   private launch?: LaunchSpec;
   private placement?: Placement;
   private startedAtMs?: number;
@@ -136,6 +138,7 @@ class TaskRun {
       this.cancel.dispose();
       this.questions.dispose();
       this.events.close();
+      await this.writerLease?.release().catch((err: unknown) => this.log(`releasing the in-place writer lease: ${describeError(err)}`));
       await this.slot?.release().catch((err: unknown) => this.log(`releasing the slot: ${describeError(err)}`));
     }
   }
@@ -147,6 +150,9 @@ class TaskRun {
     const findings = [...decision.findings];
     const gitRoot = repo.kind === 'usable' ? repo.gitRoot : undefined;
     const prefix = gitRoot ? toPosix(path.relative(gitRoot, await fs.realpath(launch.workspace))) : '';
+    if (decision.isolation === 'inplace' && launch.mode === 'write') {
+      this.writerLease = await acquireWorkspaceWriter(this.paths.root, launch.workspace, this.id);
+    }
     if (decision.isolation === 'inplace') {
       const snapshot = gitRoot ? await takeSnapshot(launch.workspace) : undefined;
       return { isolation: 'inplace', workspace: launch.workspace, gitRoot, excluded: [], prefix, snapshot, findings };

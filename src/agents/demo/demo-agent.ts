@@ -107,10 +107,10 @@ async function main(): Promise<void> {
   emit({ kind: 'think', text: `The objective is: ${task.objective.slice(0, 200)}. I will look around, then make one small edit.` });
   await pause();
 
-  emit({ kind: 'step', phase: 'begin', id: 'demo-1', tool: 'list', input: task.workspace });
+  emit({ kind: 'step', phase: 'begin', id: 'demo-1', tool: 'list', input: '. (the workspace)' });
   await pause();
   const entries = readdirSafe(task.workspace);
-  emit({ kind: 'step', phase: 'end', id: 'demo-1', tool: 'list', input: task.workspace, ok: true });
+  emit({ kind: 'step', phase: 'end', id: 'demo-1', tool: 'list', input: '. (the workspace)', ok: true });
   emit({ kind: 'progress', message: `Looked at ${entries.length} entries in the workspace`, pct: 25 });
   await pause();
 
