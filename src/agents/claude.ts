@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { strictReportSchema, type EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
-import { ToolPairing, UsageTotals, arr, displayCommand, isObject, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput } from './stream';
+import { ToolPairing, UsageTotals, arr, stdinPromptPlan, isObject, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput } from './stream';
 
 /**
  * Claude Code — `claude -p --output-format stream-json --verbose`.
@@ -64,15 +64,7 @@ function buildClaude(ctx: BuildContext): SpawnPlan {
     args.push('--allowedTools', CHANNEL_TOOLS.map((tool) => `mcp__${name}__${tool}`).join(','));
   }
   args.push(...ctx.extraArgs);
-  const plan: SpawnPlan = {
-    command: claudeAdapter.bin,
-    args,
-    cwd: task.workspace,
-    stdin: ctx.prompt,
-    display: displayCommand(claudeAdapter.bin, args, { stdinFile: ctx.promptFile }),
-  };
-  if (files.length) plan.files = files;
-  return plan;
+  return stdinPromptPlan(claudeAdapter.bin, args, ctx, { files });
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
 import {
-  ToolPairing, UsageTotals, arr, clip, displayCommand, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject,
+  ToolPairing, UsageTotals, arr, clip, stdinPromptPlan, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject,
   relativeToWorkspace, str, summarizeInput, workspaceChangePath,
 } from './stream';
 
@@ -63,13 +63,7 @@ function buildCodex(ctx: BuildContext): SpawnPlan {
   }
   args.push('-');
   args.push(...ctx.extraArgs);
-  return {
-    command: codexAdapter.bin,
-    args,
-    cwd: task.workspace,
-    stdin: ctx.prompt,
-    display: displayCommand(codexAdapter.bin, args, { stdinFile: ctx.promptFile }),
-  };
+  return stdinPromptPlan(codexAdapter.bin, args, ctx);
 }
 
 /** Strips the `/bin/bash -lc '…'` wrapper codex puts around every command, for reading. */

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
-import { ToolPairing, UsageTotals, arr, displayCommand, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
+import { ToolPairing, UsageTotals, arr, stdinPromptPlan, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
 
 /**
  * GitHub Copilot CLI — `copilot -p --output-format json`.
@@ -51,22 +51,15 @@ function buildCopilot(ctx: BuildContext): SpawnPlan {
   if (task.network) args.push('--allow-all-urls');
   args.push('--add-dir', ctx.taskDir);
   if (ctx.model) args.push('--model', ctx.model);
-  const plan: SpawnPlan = {
-    command: copilotAdapter.bin,
-    args,
-    cwd: task.workspace,
-    stdin: ctx.prompt,
-    display: '',
-  };
+  const files: SpawnPlan['files'] = [];
   if (ctx.tier === 'channel' && task.channel) {
     const configFile = path.join(ctx.taskDir, 'copilot-mcp-config.json');
     const server = { type: 'local', command: task.channel.command, args: task.channel.args, tools: ['*'] };
-    plan.files = [{ path: configFile, content: JSON.stringify({ mcpServers: { [task.channel.server_name]: server } }, null, 2) }];
+    files.push({ path: configFile, content: JSON.stringify({ mcpServers: { [task.channel.server_name]: server } }, null, 2) });
     args.push('--additional-mcp-config', `@${configFile}`);
   }
   args.push(...ctx.extraArgs);
-  plan.display = displayCommand(copilotAdapter.bin, args, { stdinFile: ctx.promptFile });
-  return plan;
+  return stdinPromptPlan(copilotAdapter.bin, args, ctx, { files });
 }
 
 const EDIT_ACTIONS: Record<string, 'created' | 'modified' | 'deleted'> = { create: 'created', edit: 'modified', delete: 'deleted' };

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import type { EventDraft } from '../protocol';
 import { locateDistFile } from './dist-path';
-import { ToolPairing, clip, displayCommand, lastNonEmpty, parseJsonLine, relativeToWorkspace, str, num } from './stream';
+import { ToolPairing, clip, stdinPromptPlan, lastNonEmpty, parseJsonLine, relativeToWorkspace, str, num } from './stream';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
 
 export const DEMO_AGENT_ID = 'demo';
@@ -28,14 +28,7 @@ export const demoAdapter: AgentAdapter = {
   build(ctx: BuildContext): SpawnPlan {
     const script = locateDistFile(DEMO_AGENT_FILE, 'CAESAR_DEMO_AGENT_JS');
     const args = [script, ...ctx.extraArgs];
-    return {
-      command: process.execPath,
-      args,
-      cwd: ctx.task.workspace,
-      env: { ELECTRON_RUN_AS_NODE: '1' },
-      stdin: ctx.prompt,
-      display: displayCommand(process.execPath, args, { stdinFile: ctx.promptFile }),
-    };
+    return stdinPromptPlan(process.execPath, args, ctx, { env: { ELECTRON_RUN_AS_NODE: '1' } });
   },
   createTranslator: (ctx?: TranslatorContext) => demoTranslator(ctx?.workspace),
 };

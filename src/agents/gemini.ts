@@ -1,6 +1,6 @@
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
-import { ToolPairing, UsageTotals, displayCommand, num, obj, parseJsonLine, str, summarizeInput } from './stream';
+import { ToolPairing, UsageTotals, stdinPromptPlan, num, obj, parseJsonLine, str, summarizeInput } from './stream';
 
 /**
  * Gemini CLI — `gemini -p --output-format stream-json`.
@@ -55,13 +55,7 @@ function buildGemini(ctx: BuildContext): SpawnPlan {
   const promptArg = args.length + 1;
   args.push('-p', PROMPT_LINE);
   args.push(...ctx.extraArgs);
-  return {
-    command: geminiAdapter.bin,
-    args,
-    cwd: task.workspace,
-    stdin: ctx.prompt,
-    display: displayCommand(geminiAdapter.bin, args, { stdinFile: ctx.promptFile, arg: promptArg }),
-  };
+  return stdinPromptPlan(geminiAdapter.bin, args, ctx, { promptArg });
 }
 
 class GeminiTranslator implements Translator {

@@ -1,6 +1,6 @@
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
-import { ToolPairing, UsageTotals, clip, displayCommand, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
+import { ToolPairing, UsageTotals, clip, stdinPromptPlan, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
 
 /**
  * OpenCode — `opencode run --format json`.
@@ -44,18 +44,11 @@ function buildOpencode(ctx: BuildContext): SpawnPlan {
   const args = ['run', '--format', 'json', '--dir', task.workspace, '--thinking', '--auto'];
   if (ctx.model) args.push('-m', ctx.model);
   args.push(...ctx.extraArgs);
-  const plan: SpawnPlan = {
-    command: opencodeAdapter.bin,
-    args,
-    cwd: task.workspace,
-    stdin: ctx.prompt,
-    display: displayCommand(opencodeAdapter.bin, args, { stdinFile: ctx.promptFile }),
-  };
-  if (ctx.tier === 'channel' && task.channel) {
-    const server = { type: 'local', command: [task.channel.command, ...task.channel.args], enabled: true };
-    plan.env = { OPENCODE_CONFIG_CONTENT: JSON.stringify({ mcp: { [task.channel.server_name]: server } }) };
-  }
-  return plan;
+  if (ctx.tier !== 'channel' || !task.channel) return stdinPromptPlan(opencodeAdapter.bin, args, ctx);
+  const server = { type: 'local', command: [task.channel.command, ...task.channel.args], enabled: true };
+  return stdinPromptPlan(opencodeAdapter.bin, args, ctx, {
+    env: { OPENCODE_CONFIG_CONTENT: JSON.stringify({ mcp: { [task.channel.server_name]: server } }) },
+  });
 }
 
 class OpencodeTranslator implements Translator {

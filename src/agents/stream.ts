@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import type { EventDraft, Usage } from '../protocol';
+import type { BuildContext, SpawnPlan } from './types';
 
 /**
  * Small helpers shared by the native adapters: reading untrusted JSON lines without throwing, summarising tool
@@ -167,6 +168,30 @@ export const PROMPT_PLACEHOLDER = '<prompt>';
  * A command line as people read it: arguments quoted only when needed, the prompt replaced by a short marker (argv
  * index `arg`), or shown as a redirection from the prompt file when it travels on stdin.
  */
+/**
+ * The plan every stdin-capable adapter builds: argv as given (extra args already last), run in the task's workspace,
+ * the brief fed on stdin — never on argv, where it would show in `ps` and hit the argument-size limit (reference
+ * §8.11). `promptArg` marks an argv slot displayed as the prompt placeholder.
+ */
+export function stdinPromptPlan(
+  command: string,
+  args: string[],
+  ctx: BuildContext,
+  extra: Pick<SpawnPlan, 'env' | 'files'> & { promptArg?: number } = {},
+): SpawnPlan {
+  const { promptArg, ...rest } = extra;
+  const plan: SpawnPlan = {
+    command,
+    args,
+    cwd: ctx.task.workspace,
+    stdin: ctx.prompt,
+    display: displayCommand(command, args, { stdinFile: ctx.promptFile, ...(promptArg !== undefined ? { arg: promptArg } : {}) }),
+  };
+  if (rest.env) plan.env = rest.env;
+  if (rest.files?.length) plan.files = rest.files;
+  return plan;
+}
+
 export function displayCommand(command: string, args: string[], prompt: { arg?: number; stdinFile?: string } = {}): string {
   const shown = args.map((a, i) => (prompt.arg === i ? PROMPT_PLACEHOLDER : quoteArg(a)));
   const tail = prompt.stdinFile ? ['<', quoteArg(prompt.stdinFile)] : [];

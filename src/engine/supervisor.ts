@@ -90,7 +90,6 @@ class TaskRun {
   private writerLease?: WriterLease;
   private launch?: LaunchSpec;
   private placement?: Placement;
-  private startedAtMs?: number;
 
   constructor(
     private readonly paths: TaskPaths,
@@ -215,7 +214,6 @@ class TaskRun {
     const restore = await layDownFiles(plan);
     await this.questions.start();
     const translator = adapter.createTranslator({ workspace: placement.workspace });
-    this.startedAtMs = Date.now();
     await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
 

@@ -111,7 +111,7 @@ describe('engine/git: collectGarbage', () => {
 
   it('finds orphans under <gitRoot>/.caesar/wt: clean ones go, ones with unique commits or edits stay, with their real branch', async () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
-    const cleanOrphan = await createWorktree({ gitRoot: repo, id: 'orphan-clean', branch: 'caesar/custom/name-1' });
+    await createWorktree({ gitRoot: repo, id: 'orphan-clean', branch: 'caesar/custom/name-1' });
     const committedOrphan = await createWorktree({ gitRoot: repo, id: 'orphan-commit' });
     writeFiles(committedOrphan.path, { 'a.txt': 'orphan work\n' });
     commitAll(committedOrphan.path);
