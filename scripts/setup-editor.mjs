@@ -58,6 +58,11 @@ export function installEditor(paths = editorPaths()) {
     if (!existsSync(paths.node)) throw new Error(`npm installed node@${NODE_MAJOR} but ${paths.node} does not exist`);
   }
   if (!existsSync(paths.codeServer)) {
+    // code-server builds the `kerberos` native module on install; without the GSSAPI headers that fails deep in
+    // node-gyp output. Say what is missing up front instead.
+    if (process.platform === 'linux' && !existsSync('/usr/include/gssapi/gssapi.h')) {
+      throw new Error(`code-server needs the Kerberos development headers to install (gssapi/gssapi.h). Install them with:\n  ${APT_HINT}`);
+    }
     npmProject(paths.codeServerDir);
     // code-server's native modules must build against Node 24 (its runtime), not the project's Node 20.
     const env = {

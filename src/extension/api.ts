@@ -1,6 +1,10 @@
+import * as vscode from 'vscode';
 import type { TaskStore } from '../engine/store';
+import type { CaesarStatus } from './status/statusBar';
+import type { LiveTasks } from './tasks/liveTasks';
+import { TaskNode, type TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
 import type { TimelineStats } from './timeline/messages';
-import type { TimelineTiming } from './timeline/panel';
+import type { TimelinePanel, TimelinePanels, TimelineTiming } from './timeline/panel';
 
 /** A tree item as the Tasks view shows it, flattened for assertions. */
 export interface TreeItemSnapshot {
@@ -43,4 +47,100 @@ export interface CaesarApi {
     waitForStats(taskId: string, predicate: (s: TimelineStats) => boolean, timeoutMs: number): Promise<TimelineStats>;
     timing(taskId: string): TimelineTiming | undefined;
   };
+}
+
+export interface CaesarApiParts {
+  root: string;
+  store: TaskStore;
+  tasks: LiveTasks;
+  tree: TasksTreeProvider;
+  view: vscode.TreeView<TaskTreeNode>;
+  status: CaesarStatus;
+  timelines: TimelinePanels;
+  cliPath: string;
+  timing: Pick<CaesarApi, 'activationMs' | 'loadAndActivateMs' | 'bundleEvaluationMs'>;
+}
+
+/** Builds the API activate() returns, over the live views (it reads them; it never holds state of its own). */
+export function createCaesarApi({ root, store, tasks, tree, view, status, timelines, cliPath, timing }: CaesarApiParts): CaesarApi {
+  // Children are listed for active tasks (the view shows them expanded) and for the ids asked for: listing a finished
+  // task's children reads its events, which the view itself only does when the user expands it.
+  const snapshot = async (expand: string[] = []): Promise<TreeItemSnapshot[]> => {
+    const wanted = (node: TaskTreeNode) => {
+      if (!(node instanceof TaskNode)) return false;
+      const summary = tasks.get(node.taskId);
+      return expand.includes(node.taskId) || (summary !== undefined && (summary.observed === 'running' || summary.observed === 'pending'));
+    };
+    const walk = async (nodes: TaskTreeNode[], depth: number): Promise<TreeItemSnapshot[]> =>
+      Promise.all(
+        nodes.map(async (node) => {
+          const item = tree.getTreeItem(node);
+          const icon = item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : '';
+          const label = typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
+          return {
+            id: item.id ?? '',
+            label,
+            description: typeof item.description === 'string' ? item.description : '',
+            icon,
+            contextValue: item.contextValue ?? '',
+            children: depth === 0 && wanted(node) ? await walk(tree.getChildren(node), 1) : [],
+          };
+        }),
+      );
+    return walk(tree.getChildren(), 0);
+  };
+
+  const api: CaesarApi = {
+    root,
+    store,
+    ...timing,
+    cliPath,
+    ready: () => tasks.ready(),
+    treeSnapshot: snapshot,
+    waitForTree: (predicate, timeoutMs, expand) =>
+      new Promise((resolve, reject) => {
+        const subs: vscode.Disposable[] = [];
+        const done = (fn: () => void) => {
+          clearTimeout(timer);
+          for (const s of subs) s.dispose();
+          fn();
+        };
+        const check = async () => {
+          const current = await snapshot(expand);
+          if (predicate(current)) done(() => resolve(current));
+        };
+        const timer = setTimeout(async () => {
+          const current = await snapshot(expand);
+          done(() => reject(new Error(`tree condition not met within ${timeoutMs} ms; tree: ${JSON.stringify(current, null, 1)}`)));
+        }, timeoutMs);
+        subs.push(tree.onDidChangeTreeData(() => void check()));
+        void check();
+      }),
+    statusSnapshot: () => ({ text: status.text, badge: view.badge?.value }),
+    timeline: {
+      open: (taskId) => void timelines.open(taskId),
+      stats: (taskId) => timelines.get(taskId)?.stats,
+      timing: (taskId) => timelines.get(taskId)?.timing,
+      waitForStats: (taskId, predicate, timeoutMs) => {
+        let timer: NodeJS.Timeout | undefined;
+        let sub: vscode.Disposable | undefined;
+        const panelOpen = new Promise<TimelinePanel>((resolve) => {
+          const existing = timelines.get(taskId);
+          if (existing) return resolve(existing);
+          sub = timelines.onDidOpen((p) => p.taskId === taskId && resolve(p));
+        });
+        const timeout = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`timeline stats condition not met within ${timeoutMs} ms; last: ${JSON.stringify(timelines.get(taskId)?.stats)}`)),
+            timeoutMs,
+          );
+        });
+        return Promise.race([panelOpen.then((p) => p.waitForStats(predicate)), timeout]).finally(() => {
+          clearTimeout(timer);
+          sub?.dispose();
+        });
+      },
+    },
+  };
+  return api;
 }

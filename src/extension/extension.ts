@@ -2,13 +2,13 @@ import { loadStartedAt } from './loadClock';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { TaskStore } from '../engine/store';
-import type { CaesarApi, TreeItemSnapshot } from './api';
+import { createCaesarApi, type CaesarApi } from './api';
 import { findCaesarRoot } from './root';
 import { CaesarStatus } from './status/statusBar';
 import { LiveTasks } from './tasks/liveTasks';
 import { BASE_SCHEME, BaseRefContentProvider, openChange } from './tasks/review';
 import { TaskNode, TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
-import { TIMELINE_VIEW_TYPE, TimelinePanels, type TimelinePanel } from './timeline/panel';
+import { TIMELINE_VIEW_TYPE, TimelinePanels } from './timeline/panel';
 
 /** Set when the bundle has been evaluated (every import above has run). */
 const bundleEvaluatedAt = Date.now();
@@ -60,88 +60,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
   log.info(`activated in ${activationMs} ms (${loadAndActivateMs} ms with loading the bundle); root ${root} (tasks in ${store.tasksDir})`);
   void tasks.ready().then(() => log.info(`${tasks.list().length} task(s) listed, ${Date.now() - started} ms after activation began`));
 
-  // Children are listed for active tasks (the view shows them expanded) and for the ids asked for: listing a finished
-  // task's children reads its events, which the view itself only does when the user expands it.
-  const snapshot = async (expand: string[] = []): Promise<TreeItemSnapshot[]> => {
-    const wanted = (node: TaskTreeNode) => {
-      if (!(node instanceof TaskNode)) return false;
-      const summary = tasks.get(node.taskId);
-      return expand.includes(node.taskId) || (summary !== undefined && (summary.observed === 'running' || summary.observed === 'pending'));
-    };
-    const walk = async (nodes: TaskTreeNode[], depth: number): Promise<TreeItemSnapshot[]> =>
-      Promise.all(
-        nodes.map(async (node) => {
-          const item = tree.getTreeItem(node);
-          const icon = item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : '';
-          const label = typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
-          return {
-            id: item.id ?? '',
-            label,
-            description: typeof item.description === 'string' ? item.description : '',
-            icon,
-            contextValue: item.contextValue ?? '',
-            children: depth === 0 && wanted(node) ? await walk(tree.getChildren(node), 1) : [],
-          };
-        }),
-      );
-    return walk(tree.getChildren(), 0);
-  };
-
-  const api: CaesarApi = {
+  return createCaesarApi({
     root,
     store,
-    activationMs,
-    loadAndActivateMs,
-    bundleEvaluationMs: bundleEvaluatedAt - loadStartedAt,
+    tasks,
+    tree,
+    view,
+    status,
+    timelines,
     cliPath: path.join(context.extensionPath, 'dist', 'caesar.js'),
-    ready: () => tasks.ready(),
-    treeSnapshot: snapshot,
-    waitForTree: (predicate, timeoutMs, expand) =>
-      new Promise((resolve, reject) => {
-        const subs: vscode.Disposable[] = [];
-        const done = (fn: () => void) => {
-          clearTimeout(timer);
-          for (const s of subs) s.dispose();
-          fn();
-        };
-        const check = async () => {
-          const current = await snapshot(expand);
-          if (predicate(current)) done(() => resolve(current));
-        };
-        const timer = setTimeout(async () => {
-          const current = await snapshot(expand);
-          done(() => reject(new Error(`tree condition not met within ${timeoutMs} ms; tree: ${JSON.stringify(current, null, 1)}`)));
-        }, timeoutMs);
-        subs.push(tree.onDidChangeTreeData(() => void check()));
-        void check();
-      }),
-    statusSnapshot: () => ({ text: status.text, badge: view.badge?.value }),
-    timeline: {
-      open: (taskId) => void timelines.open(taskId),
-      stats: (taskId) => timelines.get(taskId)?.stats,
-      timing: (taskId) => timelines.get(taskId)?.timing,
-      waitForStats: (taskId, predicate, timeoutMs) => {
-        let timer: NodeJS.Timeout | undefined;
-        let sub: vscode.Disposable | undefined;
-        const panelOpen = new Promise<TimelinePanel>((resolve) => {
-          const existing = timelines.get(taskId);
-          if (existing) return resolve(existing);
-          sub = timelines.onDidOpen((p) => p.taskId === taskId && resolve(p));
-        });
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`timeline stats condition not met within ${timeoutMs} ms; last: ${JSON.stringify(timelines.get(taskId)?.stats)}`)),
-            timeoutMs,
-          );
-        });
-        return Promise.race([panelOpen.then((p) => p.waitForStats(predicate)), timeout]).finally(() => {
-          clearTimeout(timer);
-          sub?.dispose();
-        });
-      },
-    },
-  };
-  return api;
+    timing: { activationMs, loadAndActivateMs, bundleEvaluationMs: bundleEvaluatedAt - loadStartedAt },
+  });
 }
 
 async function pickTask(tasks: LiveTasks): Promise<string | undefined> {
