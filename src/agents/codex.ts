@@ -1,7 +1,7 @@
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
 import {
-  ToolPairing, UsageTotals, arr, clip, stdinPromptPlan, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject,
+  ToolPairing, UsageTotals, arr, clip, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject,
   relativeToWorkspace, str, summarizeInput, workspaceChangePath,
 } from './stream';
 
@@ -129,11 +129,11 @@ class CodexTranslator implements Translator {
       case 'agent_message': {
         const text = str(item.text) ?? '';
         this.finalText = lastNonEmpty(this.finalText, text);
-        return text.trim() ? [{ type: 'message', text }] : [];
+        return textDraft('message', text);
       }
       case 'reasoning': {
         const text = str(item.text) ?? '';
-        return text.trim() ? [{ type: 'thinking', text }] : [];
+        return textDraft('thinking', text);
       }
       case 'error': {
         // Non-fatal notices, e.g. "Model metadata for `x` not found" before the turn starts.

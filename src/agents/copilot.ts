@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
-import { ToolPairing, UsageTotals, arr, stdinPromptPlan, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
+import { ToolPairing, UsageTotals, arr, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
 
 /**
  * GitHub Copilot CLI — `copilot -p --output-format json`.
@@ -81,11 +81,11 @@ class CopilotTranslator implements Translator {
       case 'assistant.message': {
         const text = str(data.content) ?? '';
         this.finalText = lastNonEmpty(this.finalText, text);
-        return text.trim() ? [{ type: 'message', text }] : [];
+        return textDraft('message', text);
       }
       case 'assistant.reasoning': {
         const text = str(data.content) ?? '';
-        return text.trim() ? [{ type: 'thinking', text }] : [];
+        return textDraft('thinking', text);
       }
       case 'tool.execution_start':
         return this.tools.start(str(data.toolCallId) ?? '', toolName(data), summarizeInput(data.arguments));

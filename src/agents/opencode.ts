@@ -1,6 +1,6 @@
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
-import { ToolPairing, UsageTotals, clip, stdinPromptPlan, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
+import { ToolPairing, UsageTotals, clip, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
 
 /**
  * OpenCode — `opencode run --format json`.
@@ -67,11 +67,11 @@ class OpencodeTranslator implements Translator {
       case 'text': {
         const text = str(part.text) ?? '';
         this.finalText = lastNonEmpty(this.finalText, text);
-        return text.trim() ? [{ type: 'message', text }] : [];
+        return textDraft('message', text);
       }
       case 'reasoning': {
         const text = str(part.text) ?? '';
-        return text.trim() ? [{ type: 'thinking', text }] : [];
+        return textDraft('thinking', text);
       }
       case 'tool_use':
         return this.tool(part);

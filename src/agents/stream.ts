@@ -168,6 +168,11 @@ export const PROMPT_PLACEHOLDER = '<prompt>';
  * A command line as people read it: arguments quoted only when needed, the prompt replaced by a short marker (argv
  * index `arg`), or shown as a redirection from the prompt file when it travels on stdin.
  */
+/** A message or thinking draft, or nothing for blank text: agents stream empty blocks that must not show hollow. */
+export function textDraft(type: 'message' | 'thinking', text: string): EventDraft[] {
+  return text.trim() ? [{ type, text }] : [];
+}
+
 /**
  * The plan every stdin-capable adapter builds: argv as given (extra args already last), run in the task's workspace,
  * the brief fed on stdin — never on argv, where it would show in `ps` and hit the argument-size limit (reference

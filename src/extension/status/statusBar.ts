@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { LiveTasks } from '../tasks/liveTasks';
-import { isActive } from '../tasks/tree';
+import { isActive } from '../../engine/store';
 
 export interface ActivityCounts {
   running: number;

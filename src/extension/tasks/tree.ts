@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { TaskSummary } from '../../engine/store';
+import { isActive, type TaskSummary } from '../../engine/store';
 import type { ObservedStatus } from '../../engine/state';
 import { TaskActivity, type ToolCall } from './activity';
 import { formatDuration, formatUsage, oneLine } from './format';
@@ -35,9 +35,6 @@ const STATUS_ICONS: Record<ObservedStatus, [string, string]> = {
   lost: ['debug-disconnect', 'charts.orange'],
 };
 
-export function isActive(status: ObservedStatus): boolean {
-  return status === 'running' || status === 'pending';
-}
 
 /**
  * The "Tasks" tree. It adapts LiveTasks (summaries + folded events) to tree items and holds nothing else: every
