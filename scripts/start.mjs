@@ -94,7 +94,9 @@ async function main() {
   console.log(`5/5 starting the editor on ${url}`);
   const editor = spawn(
     paths.node,
-    [...codeServer, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--ignore-last-opened', workspace],
+    // The demo workspace is ours, made a moment ago: open it trusted (in this private profile only) so the first
+    // thing a new user sees is the extension at work, not the Restricted Mode banner.
+    [...codeServer, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--ignore-last-opened', workspace],
     { env, stdio: smoke ? 'ignore' : ['ignore', 'inherit', 'inherit'] },
   );
   const stop = () => editor.kill('SIGTERM');
@@ -106,6 +108,8 @@ async function main() {
   const caesar = [path.join(projectDir, 'dist/caesar.js'), 'run', '--agent', 'demo', '--isolation', 'worktree', '--root', workspace];
   const demo = spawn(process.execPath, [...caesar, ...(smoke ? ['--json'] : []), 'Add a friendly greeting to CAESAR_DEMO.md'], {
     cwd: workspace,
+    // Paced so a person who opens the page now still sees it work (each step ~2 s); the smoke run goes at full speed.
+    env: smoke ? process.env : { ...process.env, CAESAR_DEMO_DELAY_MS: '2000' },
     stdio: smoke ? ['ignore', 'pipe', 'inherit'] : 'ignore',
     detached: !smoke,
   });
