@@ -20,6 +20,7 @@ export const antigravityAdapter: AgentAdapter = {
   displayName: 'Antigravity',
   bin: 'agy',
   versionArgs: ['--version'],
+  installHint: "see Google Antigravity's documentation (the agy CLI is not on the npm registry)",
   capabilities: {
     nativeReadOnly: true,
     network: 'open',

@@ -29,6 +29,7 @@ export const claudeAdapter: AgentAdapter = {
   displayName: 'Claude Code',
   bin: 'claude',
   versionArgs: ['--version'],
+  installHint: 'npm install -g @anthropic-ai/claude-code@2.1.332 (the version verified here; on Node 20 an unpinned install picks 2.1.197)',
   capabilities: {
     nativeReadOnly: true,
     network: 'open',

@@ -31,6 +31,7 @@ export const codexAdapter: AgentAdapter = {
   displayName: 'Codex',
   bin: 'codex',
   versionArgs: ['--version'],
+  installHint: 'npm install -g @openai/codex (verified: 0.171.0)',
   capabilities: {
     nativeReadOnly: true,
     network: 'write-only',

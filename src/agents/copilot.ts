@@ -28,6 +28,7 @@ export const copilotAdapter: AgentAdapter = {
   displayName: 'GitHub Copilot',
   bin: 'copilot',
   versionArgs: ['--version'],
+  installHint: 'npm install -g @github/copilot (verified: 1.0.102)',
   capabilities: {
     nativeReadOnly: true,
     // --allow-all-urls only governs its fetch tool; its shell reaches the network regardless.

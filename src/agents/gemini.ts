@@ -26,6 +26,7 @@ export const geminiAdapter: AgentAdapter = {
   displayName: 'Gemini CLI',
   bin: 'gemini',
   versionArgs: ['--version'],
+  installHint: 'npm install -g @google/gemini-cli (verified: 0.61.0)',
   capabilities: {
     nativeReadOnly: true,
     network: 'open',

@@ -27,6 +27,7 @@ export const opencodeAdapter: AgentAdapter = {
   displayName: 'OpenCode',
   bin: 'opencode',
   versionArgs: ['--version'],
+  installHint: 'npm install -g opencode-ai (verified: 1.18.33)',
   capabilities: {
     nativeReadOnly: false,
     network: 'open',

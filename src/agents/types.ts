@@ -95,6 +95,8 @@ export interface AgentAdapter {
   createTranslator(ctx?: TranslatorContext): Translator;
   /** Arguments that print the version (doctor). */
   versionArgs?: string[];
+  /** How a person installs the CLI when it is missing (doctor prints it); the version our live tests ran. */
+  installHint?: string;
 }
 
 /** A translator for agents whose stdout is not a stream we understand (template agents): no events, no final text. */

@@ -17,6 +17,8 @@ export interface AgentCatalogue {
   /** The program can be found (PATH with execute permission, or an absolute path). */
   isInstalled(id: string): Promise<boolean>;
   displayName(id: string): string;
+  /** How to install the agent's CLI, when its adapter says. */
+  installHint?(id: string): string | undefined;
   /** First line of `<bin> --version` within VERSION_TIMEOUT_MS; undefined when not installed, silent or too slow. */
   version?(id: string): Promise<string | undefined>;
   /** Where the program was found (doctor shows it). */
@@ -87,6 +89,7 @@ export function catalogueFromAdapters(adapters: readonly AgentAdapter[], options
     ids: () => [...byId.keys()],
     capabilities: (id) => byId.get(id)?.capabilities,
     displayName: (id) => byId.get(id)?.displayName ?? id,
+    installHint: (id) => byId.get(id)?.installHint,
     isInstalled: async (id) => (await locate(id)) !== undefined,
     location: locate,
     version: async (id) => {

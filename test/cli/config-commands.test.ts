@@ -214,6 +214,12 @@ describe('caesar config commands (in-process)', function () {
         ],
       );
       assert.match(r.json.agents.find((a: any) => a.id === 'demo').version, /built in/);
+      assert.match(r.json.agents.find((a: any) => a.id === 'codex').install_hint, /^npm install -g @openai\/codex/);
+      assert.equal(r.json.agents.find((a: any) => a.id === 'demo').install_hint, undefined, 'nothing to install for what is there');
+      assert.equal(r.json.agents.find((a: any) => a.id === 'mine').install_hint, undefined, 'a template agent has no known installer');
+      const human = await caesar(box, ['doctor']);
+      assert.match(human.out, /To install: codex, claude/);
+      assert.match(human.out, /^ {2}gemini +npm install -g @google\/gemini-cli/m);
     });
 
     it('finds an installed agent on PATH and reports the first line of its --version', async () => {

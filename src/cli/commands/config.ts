@@ -250,6 +250,7 @@ interface AgentStatus {
   model?: { value: string; origin: Origin };
   allowed: boolean;
   refusal?: { rule: string; reason: string; remedy: string };
+  install_hint?: string;
 }
 
 async function agentStatuses(loaded: LoadedConfig, catalogue: AgentCatalogue, withVersion: boolean): Promise<AgentStatus[]> {
@@ -265,6 +266,8 @@ async function agentStatuses(loaded: LoadedConfig, catalogue: AgentCatalogue, wi
         origin: loaded.provenance.agents[id] ?? 'builtin',
         allowed: !refusal,
       };
+      const hint = installed ? undefined : catalogue.installHint?.(id);
+      if (hint) status.install_hint = hint;
       const location = installed ? await catalogue.location?.(id) : undefined;
       if (location) status.location = location;
       const version = installed && withVersion ? await catalogue.version?.(id) : undefined;
@@ -300,7 +303,10 @@ function registerDoctor(program: Command, io: CliIo): void {
           ctx.io.out(`${agent.installed ? '✓' : '✗'} ${agent.id.padEnd(12)} ${agent.display_name} — ${state} — ${policy}`);
           ctx.io.out(`    ${describeCapabilities(agent.capabilities)}`);
         }
-        if (missing.length) ctx.io.out(`\nTo install: ${missing.join(', ')} (each is looked up on PATH).`);
+        if (missing.length) {
+          ctx.io.out(`\nTo install: ${missing.join(', ')} (each is looked up on PATH).`);
+          for (const agent of agents) if (agent.install_hint) ctx.io.out(`  ${agent.id.padEnd(12)} ${agent.install_hint}`);
+        }
         if (denied.length) {
           ctx.io.out('\nRefused by the policy:');
           for (const d of denied) ctx.io.out(`  ${d.id}: ${d.reason}\n    remedy: ${d.remedy}`);
