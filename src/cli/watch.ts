@@ -207,7 +207,7 @@ class WatchSession {
     if (wasActive && !isActive(summary.observed)) {
       task.endedAt = now;
       if (this.mode === 'plain' && summary.observed === 'lost') {
-        this.io.out(`${this.prefix(task)}lost: its supervisor died before concluding (the worktree, if any, is kept)`);
+        this.io.out(`${this.prefix(task)}lost: its supervisor died before concluding (the worktree, if any, is kept; \`caesar gc\` concludes it)`);
       }
     }
   }

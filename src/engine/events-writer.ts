@@ -23,7 +23,11 @@ export class EventsWriter {
     private readonly file: string,
     private readonly taskId: string,
     private readonly onRejected: (reason: string) => void = () => {},
-  ) {}
+    /** Where numbering resumes when a new writer takes over a log whose writer died (see conclude.ts). */
+    firstSeq = 0,
+  ) {
+    this.seq = firstSeq;
+  }
 
   /** Number of events written so far (also the next seq). */
   get count(): number {

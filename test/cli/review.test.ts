@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
-import { ANSI, addWorktree, cleanupAll, cli, git, makeRepo, makeTask, writeState } from './follow-helpers';
+import { ANSI, addWorktree, appendEvents, appendRaw, cleanupAll, cli, event, git, makeRepo, makeTask, writeState } from './follow-helpers';
 
 /** A finished worktree task whose agent edited src/app.txt, created notes/ünïcode.md and a binary file. */
 function finishedWorktreeTask(repo: string) {
@@ -182,6 +182,32 @@ describe('caesar gc', () => {
     const forced = JSON.parse((await cli(repo, ['gc', '--force', '--json'])).stdout) as { removed: number; entries: Array<{ id: string; action: string }> };
     assert.equal(forced.removed, 2);
     assert.equal(existsSync(committed.worktree), false);
+  });
+
+  it('concludes a lost task (dead supervisor) as failed, once, and keeps its worktree work for review', async () => {
+    const repo = makeRepo();
+    const id = 't_lost';
+    const wt = addWorktree(repo, id);
+    writeFileSync(path.join(wt.worktree, 'half-done.txt'), 'work in progress\n');
+    makeTask(repo, { id, status: 'running', supervisor_pid: 2 ** 22 + 777, worktree: wt.worktree, branch: wt.branch, base_ref: wt.base_ref });
+    appendEvents(repo, id, event(id, { type: 'started', agent: 'demo' }));
+    appendRaw(repo, id, '{"protocol":"caesar.event/v1","seq":1,"at"');
+
+    const dry = JSON.parse((await cli(repo, ['gc', '--dry-run', '--json'])).stdout) as { concluded: Array<{ id: string }> };
+    assert.deepEqual(dry.concluded.map((c) => c.id), [id]);
+    assert.equal(JSON.parse(readFileSync(taskPaths(repo, id).state, 'utf8')).status, 'running', 'a dry run changes nothing');
+
+    const r = await cli(repo, ['gc']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`Lost tasks concluded as failed[^]*${id} \\(supervisor pid \\d+\\) — 1 changed file\\(s\\) kept for review`));
+    const state = JSON.parse(readFileSync(taskPaths(repo, id).state, 'utf8'));
+    assert.equal(state.status, 'failed');
+    const lines = readFileSync(taskPaths(repo, id).events, 'utf8').trim().split('\n');
+    const finished = JSON.parse(lines.at(-1)!);
+    assert.equal(finished.type, 'finished');
+    assert.equal(finished.seq, 1, 'numbered after the last complete event; the torn line is closed off, not merged');
+    assert.ok(existsSync(wt.worktree), 'unapplied work is kept');
+    assert.doesNotMatch((await cli(repo, ['gc'])).stdout, /Lost tasks/, 'nothing to conclude the second time');
   });
 
   it('exits 1 when a worktree could not be inspected', async () => {

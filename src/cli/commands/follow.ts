@@ -207,7 +207,7 @@ async function followUntilSettled(
       if (offset >= size && noMarkerComing) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    if (settled.observed === 'lost') io.err(`caesar: task ${shortId(id)}… is lost: its supervisor died before concluding.`);
+    if (settled.observed === 'lost') io.err(`caesar: task ${shortId(id)}… is lost: its supervisor died before concluding. \`caesar gc\` concludes it and stops any agent it left running.`);
   } finally {
     stop.dispose();
     follower.dispose();

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { applyTask, discardTask } from '../../engine/apply';
+import { concludeLostTasks, type ConcludedTask } from '../../engine/conclude';
 import { collectGarbage, type GcEntry, type GcResult } from '../../engine/gc';
 import { worktreeDiff, type FileChange } from '../../engine/reconcile';
 import { isActive, type TaskView } from '../../engine/store';
@@ -159,11 +160,25 @@ async function discard(io: CliIo, id: string, opts: CommonOptions): Promise<void
 
 async function gc(io: CliIo, opts: CommonOptions & { dryRun?: boolean; force?: boolean }): Promise<void> {
   const store = storeFor(io, opts);
+  // Lost tasks first: concluding them stops the agents they orphaned and lets the worktree rules below apply.
+  const concluded = await concludeLostTasks(store.root, { dryRun: Boolean(opts.dryRun) });
   const result = await collectGarbage({ root: store.root, dryRun: Boolean(opts.dryRun), force: Boolean(opts.force) });
   const failed = result.entries.filter((e) => e.reason === 'inspection_failed');
-  if (opts.json) printJson(io, result);
-  else io.out(renderGc(result, styleFor(io)).join('\n'));
+  if (opts.json) printJson(io, { ...result, concluded });
+  else io.out([...renderConcluded(concluded, Boolean(opts.dryRun)), ...renderGc(result, styleFor(io))].join('\n'));
   if (failed.length) throw new ExitCode(1, `${failed.length} worktree(s) could not be inspected and were kept.`);
+}
+
+function renderConcluded(concluded: ConcludedTask[], dryRun: boolean): string[] {
+  if (!concluded.length) return [];
+  const lines = [dryRun ? 'Lost tasks that would be concluded as failed:' : 'Lost tasks concluded as failed (their supervisor had died):'];
+  for (const t of concluded) {
+    const notes = [t.agent_stopped ? 'its orphaned agent was stopped' : '', t.changed_files ? `${t.changed_files} changed file(s) kept for review` : '']
+      .filter(Boolean)
+      .join('; ');
+    lines.push(`  ${t.id}${t.supervisor_pid ? ` (supervisor pid ${t.supervisor_pid})` : ''}${notes ? ` — ${notes}` : ''}`);
+  }
+  return [...lines, ''];
 }
 
 function renderGc(result: GcResult, style: Style): string[] {

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
 import { readJsonFile } from '../../../src/engine/atomic';
+import { concludeLostTasks } from '../../../src/engine/conclude';
 import { delegate, TaskExistsError } from '../../../src/engine/delegate';
 import { requestCancel, answerQuestion } from '../../../src/engine/requests';
 import { TaskStateSchema } from '../../../src/engine/state';
@@ -271,11 +272,22 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     assert.ok(existsSync(running.state.worktree!));
     const diff = await worktreeDiff(running.state.worktree!, running.state.base_ref!, []);
     assert.deepEqual(diff.files.map((f) => f.path), ['kept.txt']);
-    try {
-      process.kill(-running.state.agent_pid!, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
+    assert.ok(!groupGone(running.state.agent_pid!), 'the agent outlives its supervisor (own process group)');
+
+    // `caesar gc` concludes it: stops the orphaned agent, writes result + one finished event + final state.
+    const concluded = await concludeLostTasks(repo, { dryRun: false });
+    assert.deepEqual(concluded, [{ id, supervisor_pid: running.state.supervisor_pid, agent_stopped: true, changed_files: 1 }]);
+    assert.ok(groupGone(running.state.agent_pid!), 'no process left in the agent group');
+    const done = await readFinished(repo, id);
+    assert.equal(done.state.status, 'failed');
+    assert.match(done.state.error ?? '', /supervisor \(pid \d+\) disappeared/);
+    assert.equal(done.result.report.status, 'failed');
+    assert.deepEqual(done.result.diff?.files.map((f) => f.path), ['kept.txt']);
+    assert.equal(done.events.filter((e) => e.type === 'finished').length, 1);
+    assert.deepEqual(done.events.map((e) => e.seq), done.events.map((_, i) => i), 'seq stays unique and contiguous');
+    assert.equal((await store.get(id))?.observed, 'failed');
+    assert.ok(existsSync(running.state.worktree!), 'the worktree is kept for review');
+    assert.deepEqual(await concludeLostTasks(repo, { dryRun: false }), [], 'concluding twice does nothing');
   });
 
   it('a supervisor asked to stop (SIGTERM) stops the agent group and records the task as cancelled', async () => {

@@ -1,0 +1,128 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { taskPaths } from '../protocol';
+import { isPidAlive } from '../base/process';
+import { createExclusive, readJsonFile, writeJsonAtomic } from './atomic';
+import { EventsWriter } from './events-writer';
+import { reconcileReport, worktreeDiff, type DiffResult } from './reconcile';
+import { resolveReport } from './report';
+import type { ResultDoc } from './result';
+import { groupAlive, signalGroup } from './spawn';
+import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from './state';
+import { TaskStore, type TaskSummary } from './store';
+
+export interface ConcludedTask {
+  id: string;
+  supervisor_pid?: number;
+  /** The agent's process group was still running, orphaned, and was stopped. */
+  agent_stopped: boolean;
+  /** Files git shows as changed in the task's worktree (kept for review). */
+  changed_files: number;
+}
+
+const AGENT_GRACE_MS = 3000;
+const LOCK = 'conclude.lock';
+
+/**
+ * Concludes tasks whose supervisor died without concluding (`lost`): stops the agent group it left running, then
+ * writes what the supervisor would have written — result.json (the agent's report if it left a valid one, else a
+ * synthesized failure, reconciled with git), one closing `finished` event numbered after the last one, and the final
+ * state `failed`. The supervisor was the single writer of those files; once it is provably gone (dead pid on this
+ * host), this becomes their writer, guarded by an exclusive lock so two concurrent `caesar gc` never both do it.
+ * The worktree is left alone: gc judges it like any other (kept when it holds unapplied work).
+ */
+export async function concludeLostTasks(root: string, options: { dryRun: boolean }): Promise<ConcludedTask[]> {
+  const store = new TaskStore(root);
+  const lost = (await store.list()).filter((task) => task.observed === 'lost');
+  const concluded: ConcludedTask[] = [];
+  for (const task of lost) {
+    if (options.dryRun) {
+      concluded.push({ id: task.id, ...pid(task.state), agent_stopped: false, changed_files: task.result?.diff?.files.length ?? 0 });
+      continue;
+    }
+    const done = await concludeOne(root, task).catch(() => undefined);
+    if (done) concluded.push(done);
+  }
+  return concluded;
+}
+
+async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTask | undefined> {
+  const paths = taskPaths(root, task.id);
+  const lock = path.join(paths.dir, LOCK);
+  if (!(await createExclusive(lock, `${JSON.stringify({ pid: process.pid, at: new Date().toISOString() })}\n`))) return undefined;
+  try {
+    const state = await readJsonFile(paths.state, TaskStateSchema);
+    if (!state || !ACTIVE_STATUSES.includes(state.status)) return undefined;
+    if (state.supervisor_pid !== undefined && isPidAlive(state.supervisor_pid)) return undefined;
+    const agentStopped = await stopOrphanedAgent(state);
+    const diff = await diffOf(state);
+    const why = `The task's supervisor${state.supervisor_pid ? ` (pid ${state.supervisor_pid})` : ''} disappeared before the task ended; concluded by caesar gc.`;
+    const resolved = await resolveReport({
+      taskId: task.id,
+      tier: 'file',
+      channel: false,
+      paths,
+      translation: {},
+      outcome: { exitCode: null, timedOut: false, cancelled: false, spawnError: why },
+      ...(diff ? { diffFiles: diff.files } : {}),
+    });
+    const reconciled = reconcileReport(resolved.report, diff, state.mode);
+    const report = {
+      ...reconciled.report,
+      findings: [...reconciled.report.findings, ...resolved.findings, { severity: 'high' as const, title: 'Task interrupted', detail: why }],
+    };
+    const result: ResultDoc = {
+      report,
+      report_source: resolved.source,
+      changes_verified_by: reconciled.changes_verified_by,
+      agent_report_valid: resolved.agent_report_valid,
+      ...(resolved.agent_report_error ? { agent_report_error: resolved.agent_report_error } : {}),
+      ...(diff ? { diff: { files: diff.files, is_empty: diff.is_empty } } : {}),
+    };
+    await writeJsonAtomic(paths.result, result);
+    await appendFinished(paths.events, task, { status: 'failed', summary: why });
+    const final: TaskState = { ...state, status: 'failed', ended_at: new Date().toISOString(), error: why, report_status: report.status, report_source: resolved.source, changes_verified_by: reconciled.changes_verified_by };
+    delete final.phase;
+    await writeJsonAtomic(paths.state, final);
+    return { id: task.id, ...pid(state), agent_stopped: agentStopped, changed_files: diff?.files.length ?? 0 };
+  } finally {
+    await fs.rm(lock, { force: true });
+  }
+}
+
+/** The agent runs in its own process group, so it survives its supervisor: stop it before judging its work. */
+async function stopOrphanedAgent(state: TaskState): Promise<boolean> {
+  const group = state.agent_pid;
+  if (group === undefined || !groupAlive(group)) return false;
+  signalGroup(group, 'SIGTERM');
+  const deadline = Date.now() + AGENT_GRACE_MS;
+  while (groupAlive(group) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (groupAlive(group)) signalGroup(group, 'SIGKILL');
+  return true;
+}
+
+async function diffOf(state: TaskState): Promise<DiffResult | undefined> {
+  if (!state.worktree || !state.base_ref) return undefined;
+  const exists = await fs.stat(state.worktree).then(() => true, () => false);
+  return exists ? worktreeDiff(state.worktree, state.base_ref, state.excluded_paths) : undefined;
+}
+
+/** One closing event after the last one; a line the dead writer left half-written is closed off first. */
+async function appendFinished(file: string, task: TaskSummary, draft: { status: 'failed'; summary: string }): Promise<void> {
+  if (task.lastEvent?.type === 'finished') return;
+  const handle = await fs.open(file, 'a+');
+  try {
+    const { size } = await handle.stat();
+    const last = Buffer.alloc(1);
+    if (size > 0) await handle.read(last, 0, 1, size - 1);
+    if (size > 0 && last[0] !== 0x0a) await handle.write('\n');
+  } finally {
+    await handle.close();
+  }
+  const writer = new EventsWriter(file, task.id, () => {}, (task.lastEvent?.seq ?? -1) + 1);
+  writer.finish({ type: 'finished', ...draft });
+}
+
+function pid(state: TaskState): { supervisor_pid?: number } {
+  return state.supervisor_pid !== undefined ? { supervisor_pid: state.supervisor_pid } : {};
+}
