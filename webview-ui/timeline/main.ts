@@ -27,6 +27,8 @@ interface Row {
   /** The full text shown in the detail pane when the row is selected. */
   detail: string;
   duration?: string;
+  /** When the tool really started, if the agent reported it only at its end (opencode): durations count from here. */
+  startedAt?: string;
   running?: boolean;
   filePath?: string;
 }
@@ -157,7 +159,7 @@ function addEvent(e: ProtocolEvent): void {
 function addTool(e: Extract<ProtocolEvent, { type: 'tool_use' }>, base: Pick<Row, 'seq' | 'at' | 'type'>): void {
   const label = [e.tool || 'tool', e.input_summary].filter(Boolean).join('  ');
   if (e.status === 'started') {
-    state.rows.push({ ...base, icon: 'loading', tone: '', label, detail: `${e.tool}\n${e.input_summary}`, running: true });
+    state.rows.push({ ...base, icon: 'loading', tone: '', label, detail: `${e.tool}\n${e.input_summary}`, running: true, ...(e.started_at ? { startedAt: e.started_at } : {}) });
     state.openTools.set(e.id ? `id:${e.id}` : `tool:${e.tool}`, state.rows.length - 1);
     return;
   }
@@ -186,7 +188,7 @@ function closeTool(index: number, status: 'succeeded' | 'failed', endAt: string)
   row.running = false;
   row.icon = status === 'failed' ? 'error' : 'tools';
   row.tone = status === 'failed' ? 'bad' : '';
-  row.duration = formatDuration(Date.parse(endAt) - Date.parse(row.at));
+  row.duration = formatDuration(Date.parse(endAt) - Date.parse(row.startedAt ?? row.at));
   if (status === 'failed') row.detail += '\n(failed)';
 }
 

@@ -48,9 +48,12 @@ export class TaskActivity {
     this.eventCount++;
     const at = Date.parse(event.at);
     switch (event.type) {
-      case 'tool_use':
-        this.applyTool(event.tool, event.input_summary, event.status, event.id, at);
+      case 'tool_use': {
+        // A tool reported only at its end (opencode) carries its real start time: count the duration from there.
+        const startedAt = event.started_at ? Date.parse(event.started_at) : NaN;
+        this.applyTool(event.tool, event.input_summary, event.status, event.id, Number.isFinite(startedAt) && event.status === 'started' ? startedAt : at);
         break;
+      }
       case 'file_changed':
         this.files.set(event.path, { path: event.path, action: event.action });
         break;
