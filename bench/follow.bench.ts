@@ -1,18 +1,25 @@
 /**
  * Following a busy task: our byte-offset tail (TaskStore.follow, fs.watch-driven) against the reference's approach
  * (re-read the whole events file every 200 ms and parse from the last offset: reference-behaviours §6.3.1, §8.9).
- * Both follow the same writer appending 100k events in bursts, side by side in one run; we report CPU time, bytes
- * read and latency, and the ratios.
+ *
+ * Each follower runs in its own process, so its CPU time is its own and measured live (process.cpuUsage over the
+ * whole run, reported by the follower itself), and neither blocks the other's event loop. The writer appends at a
+ * fixed RATE by the clock (a tick writes whatever is due), so the run lasts EVENTS / RATE seconds on any machine
+ * that keeps up: the polling follower then makes the same number of reads on a fast and on a slow machine, and its
+ * cost no longer grows with the machine's slowness. Latency = the time a follower parsed an event minus the
+ * writer's timestamp in it (`at`, millisecond resolution).
  */
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
-import { taskPaths, readEventLine } from '../src/protocol';
+import { fork } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readEventLine, taskPaths } from '../src/protocol';
 import { TaskStore } from '../src/engine/store';
+import { benchDir, cleanupBench, loadNote, remember } from './lib';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
-const BURST = 500;
-const BURST_INTERVAL_MS = 5;
+/** Events per second written by the writer: 100k events in 2 s. */
+const RATE = Number(process.env.BENCH_FOLLOW_RATE ?? 50_000);
+const TICK_MS = 5;
+const POLL_MS = 200;
 
 function line(id: string, seq: number): string {
   const at = new Date().toISOString();
@@ -21,117 +28,141 @@ function line(id: string, seq: number): string {
     : `${JSON.stringify({ protocol: 'caesar.event/v1', seq, at, task_id: id, type: 'message', text: `step ${seq}: ${'lorem ipsum '.repeat(4)}` })}\n`;
 }
 
-/** The reference's follower: a 200 ms timer that reads the whole file and parses what lies past its offset. */
-function pollingFollower(file: string, onCount: (n: number) => void) {
-  let offset = 0;
-  let bytesRead = 0;
-  const timer = setInterval(() => {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      return;
-    }
-    bytesRead += Buffer.byteLength(text);
-    const fresh = text.slice(offset);
-    const end = fresh.lastIndexOf('\n');
-    if (end < 0) return;
-    offset += end + 1;
-    let n = 0;
-    for (const l of fresh.slice(0, end).split('\n')) {
-      if (!l) continue;
-      readEventLine(l);
-      n++;
-    }
-    onCount(n);
-  }, 200);
-  return { stop: () => clearInterval(timer), bytesRead: () => bytesRead };
+interface FollowerReport {
+  kind: 'ours' | 'polling';
+  seen: number;
+  cpu_ms: number;
+  bytes_read: number;
+  last_at: number;
+  latency_p50_ms: number;
+  latency_p99_ms: number;
 }
 
-export async function benchFollow(): Promise<Record<string, number>> {
-  const root = mkdtempSync(path.join(tmpdir(), 'caesar-bench-follow-'));
+/** Runs in the child process: follow until every event is seen, then report. */
+function followerMain(kind: 'ours' | 'polling', root: string, id: string, total: number): void {
+  const latencies: number[] = [];
+  let seen = 0;
+  let bytesRead = 0;
+  let lastAt = 0;
+  let stop = () => {};
+  // The watcher alone does not keep a process alive (it is not persistent): this does, until the report is sent.
+  const keepAlive = setInterval(() => {}, 1000);
+  const cpuStart = process.cpuUsage();
+  const received = (events: Array<{ at: string }>) => {
+    const now = Date.now();
+    for (const event of events) latencies.push(now - Date.parse(event.at));
+    seen += events.length;
+    lastAt = now;
+    if (seen >= total) finish();
+  };
+  const finish = () => {
+    stop();
+    clearInterval(keepAlive);
+    const cpu = process.cpuUsage(cpuStart);
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+    const report: FollowerReport = {
+      kind,
+      seen,
+      cpu_ms: (cpu.user + cpu.system) / 1000,
+      bytes_read: kind === 'ours' ? readFileSync(taskPaths(root, id).events).length : bytesRead,
+      last_at: lastAt,
+      latency_p50_ms: at(0.5),
+      latency_p99_ms: at(0.99),
+    };
+    process.send?.(report, () => process.exit(0));
+  };
+  if (kind === 'ours') {
+    const sub = new TaskStore(root).follow(id, 0, (events) => received(events));
+    stop = () => sub.dispose();
+  } else {
+    const file = taskPaths(root, id).events;
+    let offset = 0;
+    const timer = setInterval(() => {
+      const text = readFileSync(file, 'utf8');
+      bytesRead += Buffer.byteLength(text);
+      const fresh = text.slice(offset);
+      const end = fresh.lastIndexOf('\n');
+      if (end < 0) return;
+      offset += end + 1;
+      const events = [];
+      for (const l of fresh.slice(0, end).split('\n')) if (l) events.push(readEventLine(l));
+      received(events);
+    }, POLL_MS);
+    stop = () => clearInterval(timer);
+  }
+  process.send?.('ready');
+}
+
+function startFollower(kind: 'ours' | 'polling', root: string, id: string): { ready: Promise<void>; done: Promise<FollowerReport> } {
+  const child = fork(__filename, ['--follower', kind, root, id, String(EVENTS)], { execArgv: process.execArgv, stdio: 'inherit' });
+  let readyResolve = () => {};
+  const ready = new Promise<void>((resolve) => (readyResolve = resolve));
+  const done = new Promise<FollowerReport>((resolve, reject) => {
+    child.on('message', (message) => (message === 'ready' ? readyResolve() : resolve(message as FollowerReport)));
+    child.on('exit', (code) => reject(new Error(`${kind} follower exited (${code}) before reporting`)));
+    setTimeout(() => {
+      child.kill();
+      reject(new Error(`${kind} follower did not see all ${EVENTS} events within 120 s`));
+    }, 120_000).unref();
+  });
+  return { ready, done };
+}
+
+export async function benchFollow(): Promise<Record<string, number | string>> {
+  const root = remember(benchDir('caesar-bench-follow-'));
   const id = 't_bench';
   const paths = taskPaths(root, id);
   mkdirSync(paths.dir, { recursive: true });
   writeFileSync(paths.events, '');
+  const loadBefore = loadNote();
+  try {
+    const ours = startFollower('ours', root, id);
+    const polling = startFollower('polling', root, id);
+    await Promise.all([ours.ready, polling.ready]);
 
-  let oursSeen = 0;
-  let oursLastAt = 0;
-  let refSeen = 0;
-  let refLastAt = 0;
-  const store = new TaskStore(root);
-
-  const cpuBefore = process.cpuUsage();
-  const ours = store.follow(id, 0, (events) => {
-    oursSeen += events.length;
-    oursLastAt = performance.now();
-  });
-  const reference = pollingFollower(paths.events, (n) => {
-    refSeen += n;
-    refLastAt = performance.now();
-  });
-
-  let written = 0;
-  let writerDoneAt = 0;
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      let chunk = '';
-      for (let i = 0; i < BURST && written < EVENTS; i++) chunk += line(id, written++);
-      appendFileSync(paths.events, chunk);
-      if (written < EVENTS) setTimeout(tick, BURST_INTERVAL_MS);
-      else {
-        writerDoneAt = performance.now();
-        resolve();
-      }
+    const started = Date.now();
+    let written = 0;
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const due = Math.min(EVENTS, Math.floor(((Date.now() - started) / 1000) * RATE));
+        let chunk = '';
+        while (written < due) chunk += line(id, written++);
+        if (chunk) appendFileSync(paths.events, chunk);
+        if (written < EVENTS) setTimeout(tick, TICK_MS);
+        else resolve();
+      };
+      tick();
+    });
+    const writerDoneAt = Date.now();
+    const [o, p] = await Promise.all([ours.done, polling.done]);
+    const fileBytes = readFileSync(paths.events).length;
+    return {
+      events: EVENTS,
+      writer_seconds: (writerDoneAt - started) / 1000,
+      writer_nominal_seconds: EVENTS / RATE,
+      file_mib: fileBytes / 1024 / 1024,
+      ours_bytes_read_mib: o.bytes_read / 1024 / 1024,
+      reference_bytes_read_mib: p.bytes_read / 1024 / 1024,
+      bytes_read_ratio: p.bytes_read / o.bytes_read,
+      ours_cpu_ms: o.cpu_ms,
+      reference_cpu_ms: p.cpu_ms,
+      cpu_ratio: p.cpu_ms / Math.max(0.001, o.cpu_ms),
+      ours_latency_p50_ms: o.latency_p50_ms,
+      ours_latency_p99_ms: o.latency_p99_ms,
+      reference_latency_p50_ms: p.latency_p50_ms,
+      reference_latency_p99_ms: p.latency_p99_ms,
+      ours_lag_at_end_ms: Math.max(0, o.last_at - writerDoneAt),
+      reference_lag_at_end_ms: Math.max(0, p.last_at - writerDoneAt),
+      load_before: loadBefore,
+      load_after: loadNote(),
     };
-    tick();
-  });
-  const deadline = Date.now() + 30_000;
-  while ((oursSeen < EVENTS || refSeen < EVENTS) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  ours.dispose();
-  reference.stop();
-  const cpu = process.cpuUsage(cpuBefore);
-  const fileBytes = readFileSync(paths.events).length;
-
-  // CPU is shared by both followers in this process; measure each alone for the split.
-  const oursAlone = await cpuOf(async () => {
-    let seen = 0;
-    const sub = store.follow(id, 0, (events) => (seen += events.length));
-    while (seen < EVENTS) await new Promise((r) => setTimeout(r, 5));
-    sub.dispose();
-  });
-  const refAlone = await cpuOf(async () => {
-    // The polling follower needs as many full reads as the writer's run produced ticks; replay that count.
-    const ticks = Math.max(1, Math.ceil(reference.bytesRead() / Math.max(1, fileBytes)));
-    let offset = 0;
-    for (let i = 0; i < ticks; i++) {
-      const text = readFileSync(paths.events, 'utf8');
-      const fresh = text.slice(offset);
-      const end = fresh.lastIndexOf('\n');
-      if (end < 0) continue;
-      offset += end + 1;
-      for (const l of fresh.slice(0, end).split('\n')) if (l) readEventLine(l);
-    }
-  });
-
-  return {
-    events: EVENTS,
-    file_mib: fileBytes / 1024 / 1024,
-    ours_bytes_read_mib: fileBytes / 1024 / 1024,
-    reference_bytes_read_mib: reference.bytesRead() / 1024 / 1024,
-    bytes_read_ratio: reference.bytesRead() / fileBytes,
-    ours_lag_ms: Math.max(0, oursLastAt - writerDoneAt),
-    reference_lag_ms: Math.max(0, refLastAt - writerDoneAt),
-    ours_cpu_ms: oursAlone,
-    reference_cpu_ms: refAlone,
-    cpu_ratio: refAlone / Math.max(0.001, oursAlone),
-    both_cpu_ms: (cpu.user + cpu.system) / 1000,
-  };
+  } finally {
+    cleanupBench();
+  }
 }
 
-async function cpuOf(run: () => Promise<void>): Promise<number> {
-  const before = process.cpuUsage();
-  await run();
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000;
+if (process.argv[2] === '--follower') {
+  const [, , , kind, root, id, total] = process.argv;
+  followerMain(kind as 'ours' | 'polling', root as string, id as string, Number(total));
 }

@@ -1,12 +1,29 @@
-/** `npm run bench`: every benchmark, side by side with its baseline in the same run, printed as ratios. */
+/**
+ * `npm run bench`: every benchmark, each figure beside its floor (or baseline) measured in the same run, interleaved,
+ * printed with min/median/max and the ratio. Not part of `npm test`. BENCH_ONLY=follow,reconcile,task picks some;
+ * BENCH_RUNS and BENCH_SIZES (e.g. 2000,10000) shorten or widen a run; see docs/performance.md.
+ */
 import { benchFollow } from './follow.bench';
+import { benchReconcile } from './reconcile.bench';
+import { benchTask } from './task.bench';
+
+const BENCHES: Array<[string, string, () => Promise<Record<string, number | string>>]> = [
+  ['follow', 'follow a 100k-event task (ours: byte-offset tail; baseline: 200 ms whole-file polling), one process each', benchFollow],
+  ['reconcile', 'reconcile 1,000 changed files (floor: one `git diff <base>` alone)', benchReconcile],
+  ['task', 'a whole task, `caesar run` (floor: `git worktree add` + the same agent + `git worktree remove` in sh)', benchTask],
+];
 
 async function main() {
-  const results: Array<[string, Record<string, number>]> = [];
-  results.push(['follow a 100k-event task (ours: byte-offset tail; baseline: 200 ms whole-file polling)', await benchFollow()]);
-  for (const [name, figures] of results) {
-    console.log(`\n## ${name}`);
-    for (const [key, value] of Object.entries(figures)) console.log(`  ${key.padEnd(28)} ${Number.isInteger(value) ? value : value.toFixed(2)}`);
+  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+  for (const [key, title, bench] of BENCHES) {
+    if (only && !only.includes(key)) continue;
+    const started = Date.now();
+    const figures = await bench();
+    console.log(`\n## ${title} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+    for (const [name, value] of Object.entries(figures)) {
+      const shown = typeof value === 'string' || Number.isInteger(value) ? value : value.toFixed(2);
+      console.log(`  ${name.padEnd(48)} ${shown}`);
+    }
   }
 }
 

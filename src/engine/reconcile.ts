@@ -5,11 +5,12 @@ import {
   NEUTRAL_CONFIG,
   excludePathspec,
   gitText,
-  gitToplevel,
+  indexFileOf,
   literalPathspec,
   runGit,
   splitNul,
   withTempIndex,
+  workTreePaths,
 } from './git';
 import { isExcluded, normalizeExcluded, normalizeRelPath } from './rel-path';
 import type { FileChangeRecord } from './result';
@@ -38,15 +39,29 @@ export interface Snapshot {
 export interface DiffOptions {
   /** Restrict to these repository-relative paths (a rename is kept whole when either of its paths is named). */
   only?: readonly string[];
+  /**
+   * false: the files and their counts only, no patch (`patch` and `patch_digest` are '', `patch_bytes` empty), for
+   * a caller that needs only the list. Default true.
+   */
+  patch?: boolean;
 }
 
+/**
+ * Plumbing (`diff-index`), not `git diff`: the porcelain may refresh and rewrite the index it reads (the worktree's
+ * own, on the fast path) and reads diff.* settings from the user's config. Renames are asked for explicitly.
+ */
 const DIFF_FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '--find-renames', '--no-relative'];
+const PATCH_FLAGS = ['-p', '--binary', '--full-index'];
 
 /**
  * Diff of a worktree against its frozen base commit — NEVER HEAD, so an agent that commits (all, some or none of
- * its work) yields the same diff. `git add -A --intent-to-add` makes new files visible; it runs against a private
- * copy of the worktree's index, so computing a diff (caesar diff, gc --dry-run) writes nothing in the worktree and
- * cannot collide with an agent's own `git commit` on index.lock.
+ * its work) yields the same diff. Nothing is written in the worktree, and its index is never locked, so computing
+ * a diff (caesar diff, gc --dry-run) cannot collide with an agent's own `git commit` on index.lock.
+ *
+ * One `git ls-files --others` finds the untracked files. Without any, one `git diff-index` (raw + numstat + patch
+ * in a single pass) reads the worktree's index as is. With some, they are marked intent-to-add in a private copy
+ * of the index first, so that git sees them as new files (with counts, binary detection and renames from deleted
+ * tracked files), then the same single diff runs against that copy.
  */
 export async function worktreeDiff(
   worktree: string,
@@ -54,11 +69,30 @@ export async function worktreeDiff(
   excluded: readonly string[],
   options: DiffOptions = {},
 ): Promise<DiffResult> {
-  return withTempIndex(worktree, async (env) => {
-    await runGit(['add', '-A', '--intent-to-add'], { cwd: worktree, env });
-    return diffWithPathspec(worktree, [baseRef], excluded, options, env);
+  const exclusions = normalizeExcluded(excluded).map(excludePathspec);
+  const untracked = await runGit(['ls-files', '--others', '--exclude-standard', '-z', '--', ...exclusions], {
+    cwd: worktree,
+    env: READ_ONLY,
   });
+  const diff = (env: Record<string, string>) => diffOnce(worktree, ['diff-index', baseRef], env, excluded, options);
+  if (untracked.stdout.length === 0) return diff(READ_ONLY);
+  return withTempIndex(
+    worktree,
+    async (env) => {
+      // ls-files -z output is exactly a NUL-separated pathspec file; literal, so no name is read as a glob.
+      await runGit(['add', '--intent-to-add', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+        cwd: worktree,
+        env: { ...env, GIT_LITERAL_PATHSPECS: '1' },
+        input: untracked.stdout,
+      });
+      return diff({ ...env, ...READ_ONLY });
+    },
+    await indexFileOf(worktree),
+  );
 }
+
+/** Git must not write anything while it only inspects (no opportunistic index refresh). */
+const READ_ONLY = { GIT_OPTIONAL_LOCKS: '0' };
 
 /**
  * Snapshot of the user's working tree: `git add -A` (untracked files included, ignored ones not, `.caesar/` folders
@@ -66,22 +100,48 @@ export async function worktreeDiff(
  * untracked directories all change the tree, which a `git status` comparison misses. The user's index is only read.
  */
 export async function takeSnapshot(workspace: string): Promise<Snapshot> {
-  const gitRoot = await gitToplevel(workspace);
-  if (!gitRoot) throw new Error(`Cannot snapshot ${workspace}: it is not inside a git repository.`);
-  const tree = await withTempIndex(gitRoot, async (env) => {
-    await runGit(['add', '-A', '--', '.', ...caesarExcludes()], { cwd: gitRoot, env });
-    return gitText(['write-tree'], gitRoot, env);
-  });
-  return { gitRoot, tree, taken_at: new Date().toISOString() };
+  const repo = await snapshotRepo(workspace);
+  const tree = await withTempIndex(
+    repo.gitRoot,
+    async (env) => {
+      await addEverything(repo.gitRoot, env);
+      return gitText(['write-tree'], repo.gitRoot, env);
+    },
+    repo.indexFile,
+  );
+  return { gitRoot: repo.gitRoot, tree, taken_at: new Date().toISOString() };
 }
 
-/** In-place diff: a second snapshot, then the two trees compared with the same parsing as the worktree diff. */
+/**
+ * In-place diff: the working tree staged again into a temporary index exactly as for the snapshot, then that index
+ * compared with the snapshot's tree in one `diff-index --cached` (the same as writing a second tree and comparing
+ * the two trees, one git process less).
+ */
 export async function inplaceDiff(workspace: string, before: Snapshot, excluded: readonly string[], options: DiffOptions = {}): Promise<DiffResult> {
-  const after = await takeSnapshot(workspace);
-  if (after.gitRoot !== before.gitRoot) {
-    throw new Error(`The snapshots belong to different repositories (${before.gitRoot} vs ${after.gitRoot}).`);
+  const repo = await snapshotRepo(workspace);
+  if (repo.gitRoot !== before.gitRoot) {
+    throw new Error(`The snapshots belong to different repositories (${before.gitRoot} vs ${repo.gitRoot}).`);
   }
-  return diffWithPathspec(after.gitRoot, [before.tree, after.tree], excluded, options);
+  return withTempIndex(
+    repo.gitRoot,
+    async (env) => {
+      await addEverything(repo.gitRoot, env);
+      // .caesar/ is never staged, so it cannot differ: excluding it also hides an intent-to-add entry the user's
+      // index may hold there, which a tree would not contain.
+      return diffOnce(repo.gitRoot, ['diff-index', '--cached', before.tree], env, excluded, options, caesarExcludes());
+    },
+    repo.indexFile,
+  );
+}
+
+async function snapshotRepo(workspace: string): Promise<{ gitRoot: string; indexFile: string }> {
+  const repo = await workTreePaths(workspace);
+  if (!repo) throw new Error(`Cannot snapshot ${workspace}: it is not inside a git repository.`);
+  return repo;
+}
+
+function addEverything(gitRoot: string, env: Record<string, string>): Promise<unknown> {
+  return runGit(['add', '-A', '--', '.', ...caesarExcludes()], { cwd: gitRoot, env });
 }
 
 function caesarExcludes(): string[] {
@@ -91,22 +151,47 @@ function caesarExcludes(): string[] {
   return [`:(exclude,glob,top)**/${CAESAR_DIR}/**`];
 }
 
-async function diffWithPathspec(
+/**
+ * One diff of the task's changes: `command` is the git plumbing command and its revision (`diff-index <base>`, or
+ * `diff-index --cached <tree>`), run with `env` (the index to read). Files, counts and patch come from ONE git
+ * process (`--raw -p -z`, the counts read off the patch); `only` needs a first listing pass to find both sides of a
+ * chosen rename.
+ */
+async function diffOnce(
   cwd: string,
-  revisions: string[],
+  command: string[],
+  env: Record<string, string>,
   excludedInput: readonly string[],
   options: DiffOptions,
-  env?: Record<string, string>,
+  extraExclusions: readonly string[] = [],
 ): Promise<DiffResult> {
   const excluded = normalizeExcluded(excludedInput);
-  const exclusions = excluded.map(excludePathspec);
-  const gitDiff = (flags: string[], pathspec: string[]) =>
-    runGit([...NEUTRAL_CONFIG, 'diff', ...DIFF_FLAGS, ...flags, ...revisions, '--', ...pathspec], { cwd, ...(env ? { env } : {}) });
+  const exclusions = [...excluded.map(excludePathspec), ...extraExclusions];
+  const withPatch = options.patch !== false;
+  const runDiff = async (formats: string[], pathspec: string[]) =>
+    parseDiffOutput(
+      (
+        await runGit([...NEUTRAL_CONFIG, ...command.slice(0, 1), ...DIFF_FLAGS, ...formats, '-z', ...command.slice(1), '--', ...pathspec], {
+          cwd,
+          env,
+        })
+      ).stdout,
+    );
+  const listing = async (pathspec: string[]) => withoutUnchanged(await runDiff(['--raw', '--numstat'], pathspec));
+  const gitDiff = async (patch: boolean, pathspec: string[]) => {
+    if (!patch) return listing(pathspec);
+    // The counts are read off the patch: `--numstat` beside `-p` would make git run its line diff twice.
+    const withPatchOnly = await runDiff(['--raw', ...PATCH_FLAGS], pathspec);
+    const fromPatch = countsFromPatch(withPatchOnly.entries, withPatchOnly.unhashed, withPatchOnly.patch);
+    if (fromPatch) return { ...fromPatch, patch: withPatchOnly.patch };
+    // A patch we cannot line up with the listing (an unexpected status, a name that is not UTF-8): ask git.
+    return { ...(await listing(pathspec)), patch: withPatchOnly.patch };
+  };
 
   let pathspec = exclusions;
   const only = options.only?.map(normalizeRelPath).filter((p) => p !== '');
   if (only?.length) {
-    const full = parseNameStatus((await gitDiff(['--name-status', '-z'], exclusions)).stdout);
+    const full = (await gitDiff(false, exclusions)).entries;
     const unknown = only.filter((p) => !full.some((f) => f.path === p || f.old_path === p));
     if (unknown.length) throw new Error(`Not in the task's diff: ${unknown.join(', ')}`);
     // A rename is detected only when both of its sides are inside the pathspec: a rename named by either of its
@@ -121,24 +206,17 @@ async function diffWithPathspec(
     }
     pathspec = [...[...chosen].map(literalPathspec), ...exclusions];
   }
-  const run = (flags: string[]) => gitDiff(flags, pathspec);
 
-  const [nameStatus, numstat, patch] = await Promise.all([
-    run(['--name-status', '-z']),
-    run(['--numstat', '-z']),
-    run(['--binary', '--full-index']),
-  ]);
-  const counts = parseNumstat(numstat.stdout);
-  const files = parseNameStatus(nameStatus.stdout)
+  const { entries, counts, patch: patchBytes } = await gitDiff(withPatch, pathspec);
+  const files = entries
     // Safety net on top of the pathspec: the same prefix semantics the workshop uses.
     .filter((file) => !isExcluded(file.path, excluded))
     .map((file) => ({ ...file, ...(counts.get(file.path) ?? { additions: 0, deletions: 0, binary: false }) }));
-  const patchBytes = patch.stdout;
   const result = {
     files,
     patch: patchBytes.toString('utf8'),
-    patch_digest: digestPatch(patchBytes),
-    is_empty: files.length === 0 && patchBytes.length === 0,
+    patch_digest: withPatch ? digestPatch(patchBytes) : '',
+    is_empty: files.length === 0 && (withPatch ? patchBytes.length === 0 : entries.length === 0),
   } as DiffResult;
   // Non-enumerable: a DiffResult printed as JSON (CLI --json, MCP) must not dump the patch a second time as a
   // byte array. Code that needs the exact bytes reads the property directly.
@@ -146,32 +224,187 @@ async function diffWithPathspec(
   return result;
 }
 
+const COLON = 0x3a;
+
+/**
+ * Output of `git diff-* --raw [--numstat] -z [-p]`: raw records (`:modes shas STATUS\0path\0`, two paths for R/C),
+ * then numstat records, then — only with a patch — one empty field and the patch bytes, kept as bytes. Paths can
+ * hold any byte but NUL, so the fields are cut on NUL bytes before decoding.
+ */
+export function parseDiffOutput(output: Buffer): RawDiff {
+  let pos = 0;
+  const field = (): string => {
+    let end = output.indexOf(0, pos);
+    if (end < 0) end = output.length;
+    const text = output.toString('utf8', pos, end);
+    pos = end + 1;
+    return text;
+  };
+  const entries: NameStatusEntry[] = [];
+  const unhashed = new Set<NameStatusEntry>();
+  while (pos < output.length && output[pos] === COLON) {
+    const meta = field(); // `:oldmode newmode oldsha newsha STATUS`
+    const [, , , newSha = '', status = ''] = meta.split(' ');
+    const entry = nameStatusEntry(status, field);
+    if (!entry) continue;
+    entries.push(entry);
+    if (status === 'M' && /^0+$/.test(newSha)) unhashed.add(entry);
+  }
+  const numstatStart = pos;
+  // An empty field (two NULs in a row) can only be the separator before the patch: paths are never empty.
+  while (pos < output.length && output[pos] !== 0) {
+    if (isRenameNumstat(field())) {
+      field();
+      field();
+    }
+  }
+  return {
+    entries,
+    unhashed,
+    counts: parseNumstat(output.subarray(numstatStart, Math.min(pos, output.length))),
+    patch: pos < output.length ? output.subarray(pos + 1) : Buffer.alloc(0),
+  };
+}
+
+interface RawDiff {
+  entries: NameStatusEntry[];
+  /** Worktree files listed as modified without hashing their new content: touched, maybe unchanged. */
+  unhashed: Set<NameStatusEntry>;
+  counts: Map<string, LineCounts>;
+  patch: Buffer;
+}
+
+/**
+ * A worktree file whose stat data changed but whose content did not (touched, rewritten identically) is listed as
+ * modified with an unhashed new side, and numstat leaves it out: not a change. (`git diff` drops these itself;
+ * plumbing does not.) Any real change has a numstat record, a mode-only change `0 0`.
+ */
+function withoutUnchanged(raw: RawDiff): { entries: NameStatusEntry[]; counts: Map<string, LineCounts>; patch: Buffer } {
+  return { entries: raw.entries.filter((e) => !raw.unhashed.has(e) || raw.counts.has(e.path)), counts: raw.counts, patch: raw.patch };
+}
+
+/**
+ * +/- counts per file from the patch itself, matched to the raw entries in order by each section's
+ * `diff --git a/<old> b/<new>` line; an unhashed entry without a section was only touched and is dropped. Counts are
+ * the `+`/`-` lines after the first hunk header, as numstat counts them; a `GIT binary patch` section is binary with
+ * zero counts. Undefined when anything does not line up, so that the caller asks git for numstat instead.
+ */
+export function countsFromPatch(
+  entries: readonly NameStatusEntry[],
+  unhashed: ReadonlySet<NameStatusEntry>,
+  patch: Buffer,
+): { entries: NameStatusEntry[]; counts: Map<string, LineCounts> } | undefined {
+  const sections = patchSections(patch);
+  if (!sections) return undefined;
+  const kept: NameStatusEntry[] = [];
+  const counts = new Map<string, LineCounts>();
+  let next = 0;
+  for (const entry of entries) {
+    const section = sections[next];
+    if (section && section.header === diffGitHeader(entry)) {
+      kept.push(entry);
+      counts.set(entry.path, countSection(patch, section.start, section.end));
+      next++;
+    } else if (!unhashed.has(entry)) {
+      return undefined;
+    }
+  }
+  return next === sections.length ? { entries: kept, counts } : undefined;
+}
+
+const SECTION_START = Buffer.from('diff --git ');
+
+/** Byte ranges of the patch's per-file sections, each with its first line decoded; undefined if it is not a patch. */
+function patchSections(patch: Buffer): Array<{ header: string; start: number; end: number }> | undefined {
+  if (patch.length === 0) return [];
+  if (!patch.subarray(0, SECTION_START.length).equals(SECTION_START)) return undefined;
+  const starts: number[] = [0];
+  for (let at = patch.indexOf('\ndiff --git ', 0); at >= 0; at = patch.indexOf('\ndiff --git ', at + 1)) starts.push(at + 1);
+  return starts.map((start, i) => {
+    const end = starts[i + 1] ?? patch.length;
+    const eol = patch.indexOf(0x0a, start);
+    return { header: patch.toString('utf8', start, eol < 0 || eol > end ? end : eol), start, end };
+  });
+}
+
+function countSection(patch: Buffer, start: number, end: number): LineCounts {
+  let additions = 0;
+  let deletions = 0;
+  let inHunks = false;
+  let binary = false;
+  for (let line = start; line < end; ) {
+    let eol = patch.indexOf(0x0a, line);
+    if (eol < 0 || eol > end) eol = end;
+    const first = patch[line];
+    if (inHunks) {
+      if (first === 0x2b) additions++; // '+'
+      else if (first === 0x2d) deletions++; // '-'
+    } else if (first === 0x40 && patch[line + 1] === 0x40) {
+      inHunks = true; // '@@'
+    } else if (patch.toString('latin1', line, Math.min(eol, line + 16)) === 'GIT binary patch') {
+      binary = true;
+    }
+    line = eol + 1;
+  }
+  return binary ? { additions: 0, deletions: 0, binary } : { additions, deletions, binary };
+}
+
+/** The first line git writes for a file pair, names C-quoted as git quotes them with core.quotePath=false. */
+function diffGitHeader(entry: NameStatusEntry): string {
+  return `diff --git ${quoteName(`a/${entry.old_path ?? entry.path}`)} ${quoteName(`b/${entry.path}`)}`;
+}
+
+const C_ESCAPES: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\t': '\\t', '\n': '\\n', '\v': '\\v', '\f': '\\f', '\r': '\\r', '"': '\\"', '\\': '\\\\' };
+
+function quoteName(name: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/["\\\x00-\x1f\x7f]/.test(name)) return name;
+  // eslint-disable-next-line no-control-regex
+  const escaped = name.replace(/["\\\x00-\x1f\x7f]/g, (c) => C_ESCAPES[c] ?? `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+  return `"${escaped}"`;
+}
+
+/** A numstat record whose path part is empty: the rename form, `added\tdeleted\t\0old\0new\0`. */
+function isRenameNumstat(record: string): boolean {
+  const parts = record.split('\t');
+  return parts.length === 3 && parts[2] === '';
+}
+
+/**
+ * One entry from a status (`M`, `R086`...) and its path field(s), read with `next`. A (added) → created,
+ * D → deleted, M/T/U → modified, R → renamed (path = new, old_path = old), C (copy, only if forced by config) →
+ * created at the new path; any other letter is skipped.
+ */
+function nameStatusEntry(status: string, next: () => string): NameStatusEntry | undefined {
+  const letter = status.charAt(0);
+  if (letter === 'R' || letter === 'C') {
+    const oldPath = next();
+    const newPath = next();
+    return letter === 'R' ? { path: newPath, old_path: oldPath, action: 'renamed' } : { path: newPath, action: 'created' };
+  }
+  const file = next();
+  if (letter === 'A') return { path: file, action: 'created' };
+  if (letter === 'D') return { path: file, action: 'deleted' };
+  if (letter === 'M' || letter === 'T' || letter === 'U') return { path: file, action: 'modified' };
+  return undefined;
+}
+
 export function digestPatch(patch: Buffer | string): string {
   return createHash('sha256').update(patch).digest('hex');
 }
 
 type NameStatusEntry = Pick<FileChange, 'path' | 'old_path' | 'action'>;
+type LineCounts = { additions: number; deletions: number; binary: boolean };
 
-/**
- * `--name-status -z`: `M\0path\0`, `R100\0old\0new\0`. A (added) → created, D → deleted, M/T/U → modified,
- * R → renamed (path = new, old_path = old), C (copy, only if forced by config) → created at the new path.
- */
+/** `--name-status -z`: `M\0path\0`, `R100\0old\0new\0` (see nameStatusEntry for the mapping). */
 export function parseNameStatus(output: Buffer): NameStatusEntry[] {
   const fields = splitNul(output);
   const entries: NameStatusEntry[] = [];
-  for (let i = 0; i < fields.length; ) {
-    const code = fields[i++] ?? '';
-    const letter = code.charAt(0);
-    if (letter === 'R' || letter === 'C') {
-      const oldPath = fields[i++] ?? '';
-      const newPath = fields[i++] ?? '';
-      entries.push(letter === 'R' ? { path: newPath, old_path: oldPath, action: 'renamed' } : { path: newPath, action: 'created' });
-      continue;
-    }
-    const file = fields[i++] ?? '';
-    if (letter === 'A') entries.push({ path: file, action: 'created' });
-    else if (letter === 'D') entries.push({ path: file, action: 'deleted' });
-    else if (letter === 'M' || letter === 'T' || letter === 'U') entries.push({ path: file, action: 'modified' });
+  let i = 0;
+  const next = () => fields[i++] ?? '';
+  while (i < fields.length) {
+    const entry = nameStatusEntry(next(), next);
+    if (entry) entries.push(entry);
   }
   return entries;
 }
@@ -180,9 +413,9 @@ export function parseNameStatus(output: Buffer): NameStatusEntry[] {
  * `--numstat -z`: `added\tdeleted\tpath\0`, or for a rename `added\tdeleted\t\0old\0new\0`. Binary files show
  * `-\t-`: reported as binary with zero counts. Keyed by the (new) path.
  */
-export function parseNumstat(output: Buffer): Map<string, { additions: number; deletions: number; binary: boolean }> {
+export function parseNumstat(output: Buffer): Map<string, LineCounts> {
   const fields = splitNul(output);
-  const counts = new Map<string, { additions: number; deletions: number; binary: boolean }>();
+  const counts = new Map<string, LineCounts>();
   for (let i = 0; i < fields.length; ) {
     const record = fields[i++] ?? '';
     const [added = '', deleted = '', ...rest] = record.split('\t');

@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ReportSchema, type Report } from '../../../src/protocol';
 import { reconcileReport, worktreeDiff, type DiffResult } from '../../../src/engine/reconcile';
 import { createWorktree } from '../../../src/engine/worktree';
-import { cleanupTemp, commitAll, git, makeRepo, writeFiles } from './helpers';
+import { cleanupTemp, commitAll, git, makeRepo, tempDir, writeFiles } from './helpers';
 
 async function worktreeOf(files: Record<string, string | Buffer> = { 'a.txt': 'one\ntwo\n', 'b.txt': 'bee\n' }) {
   const repo = makeRepo(files);
@@ -15,6 +15,21 @@ async function worktreeOf(files: Record<string, string | Buffer> = { 'a.txt': 'o
 
 function byPath(diff: DiffResult) {
   return Object.fromEntries(diff.files.map((f) => [f.path, f]));
+}
+
+/** Runs `fn` with GIT_TRACE on, and counts the `git diff-index` processes it started. */
+async function countingDiffs<T>(fn: () => Promise<T>): Promise<{ result: T; diffs: number }> {
+  const trace = path.join(tempDir(), 'trace');
+  const previous = process.env.GIT_TRACE;
+  process.env.GIT_TRACE = trace;
+  try {
+    const result = await fn();
+    const log = existsSync(trace) ? readFileSync(trace, 'utf8') : '';
+    return { result, diffs: log.split('\n').filter((l) => l.includes('built-in: git diff-index')).length };
+  } finally {
+    if (previous === undefined) delete process.env.GIT_TRACE;
+    else process.env.GIT_TRACE = previous;
+  }
 }
 
 describe('engine/git: worktree diff against base_ref', () => {
@@ -147,6 +162,103 @@ describe('engine/git: worktree diff against base_ref', () => {
     const diff = await worktreeDiff(wt.path, wt.base_ref, []);
     assert.deepEqual(diff.files.map((f) => [f.path, f.action]), [['link-to-main', 'created']]);
     assert.match(diff.patch, /new file mode 120000/);
+  });
+
+  it('parses names that look like diff syntax (leading colon, tabs, newlines) beside a rename, with counts', async () => {
+    const { wt } = await worktreeOf({ 'a.txt': 'one\ntwo\n', 'tab\there.txt': 'moved content\nlong enough to match\n' });
+    writeFiles(wt.path, { ':colon.txt': 'c\n', 'ends with tab\t': 't\nt\n', 'line\nbreak.txt': 'l\n', 'a.txt': 'one\n' });
+    renameSync(path.join(wt.path, 'tab\there.txt'), path.join(wt.path, ':renamed\t.txt'));
+    const diff = await worktreeDiff(wt.path, wt.base_ref, []);
+    assert.deepEqual(byPath(diff), {
+      ':colon.txt': { path: ':colon.txt', action: 'created', additions: 1, deletions: 0, binary: false },
+      ':renamed\t.txt': { path: ':renamed\t.txt', old_path: 'tab\there.txt', action: 'renamed', additions: 0, deletions: 0, binary: false },
+      'a.txt': { path: 'a.txt', action: 'modified', additions: 0, deletions: 1, binary: false },
+      'ends with tab\t': { path: 'ends with tab\t', action: 'created', additions: 2, deletions: 0, binary: false },
+      'line\nbreak.txt': { path: 'line\nbreak.txt', action: 'created', additions: 1, deletions: 0, binary: false },
+    });
+    assert.match(diff.patch, /^diff --git /);
+  });
+
+  it('without untracked files reads the worktree index in place and never rewrites it (racy entries included)', async () => {
+    const { wt } = await worktreeOf({ 'a.txt': 'one\n', 'b.txt': 'bee\n' });
+    writeFiles(wt.path, { 'a.txt': 'two\n' }); // same size, same second as the checkout: git must re-read it
+    const index = git(wt.path, 'rev-parse', '--git-path', 'index').trim();
+    const indexFile = path.resolve(wt.path, index);
+    const before = { bytes: readFileSync(indexFile), mtime: statSync(indexFile).mtimeMs };
+    const diff = await worktreeDiff(wt.path, wt.base_ref, []);
+    assert.deepEqual(diff.files.map((f) => [f.path, f.action]), [['a.txt', 'modified']]);
+    assert.deepEqual({ bytes: readFileSync(indexFile), mtime: statSync(indexFile).mtimeMs }, before);
+  });
+
+  it('a touched or identically rewritten file is no change; a mode change is one', async () => {
+    const { wt } = await worktreeOf({ 'a.txt': 'one\n', 'b.txt': 'bee\n', 'run.sh': 'echo hi\n' });
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // out of the checkout's second: stat data now differ
+    const later = new Date();
+    utimesSync(path.join(wt.path, 'a.txt'), later, later);
+    writeFiles(wt.path, { 'b.txt': 'bee\n' });
+    for (const options of [{}, { patch: false }]) {
+      const clean = await worktreeDiff(wt.path, wt.base_ref, [], options);
+      assert.deepEqual(clean.files, []);
+      assert.equal(clean.is_empty, true);
+    }
+    chmodSync(path.join(wt.path, 'run.sh'), 0o755);
+    const diff = await worktreeDiff(wt.path, wt.base_ref, []);
+    assert.deepEqual(diff.files, [{ path: 'run.sh', action: 'modified', additions: 0, deletions: 0, binary: false }]);
+    assert.match(diff.patch, /new mode 100755/);
+  });
+
+  it('counts read off the patch equal git numstat for every kind of change', async () => {
+    const { wt } = await worktreeOf({
+      'a.txt': 'one\ntwo\nthree\n',
+      'gone.txt': 'bye\n',
+      'moved.txt': 'a line that stays\nanother that stays\n',
+      'run.sh': 'echo hi\n',
+      'touched.txt': 'same\n',
+      'becomes-link': 'was a file\n',
+      'q"uote\\d.txt': 'x\n',
+      'bin.dat': Buffer.from([0, 1, 2, 3]),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    writeFiles(wt.path, {
+      'a.txt': 'one\nTWO\nthree\nfour\n',
+      'new\ttab.txt': 'n\n',
+      'touched.txt': 'same\n',
+      'q"uote\\d.txt': 'y\n',
+      'bin.dat': Buffer.from([0, 9, 9, 9, 9]),
+      'dir/é.txt': '+++ looks like a header\n--- and another\n@@ not a hunk\n',
+    });
+    rmSync(path.join(wt.path, 'gone.txt'));
+    renameSync(path.join(wt.path, 'moved.txt'), path.join(wt.path, 'moved-to.txt'));
+    chmodSync(path.join(wt.path, 'run.sh'), 0o755);
+    const withPatch = await countingDiffs(() => worktreeDiff(wt.path, wt.base_ref, []));
+    assert.equal(withPatch.diffs, 1, 'one git diff gives files, counts and patch');
+    const listOnly = await worktreeDiff(wt.path, wt.base_ref, [], { patch: false });
+    assert.deepEqual(withPatch.result.files, listOnly.files);
+    const files = byPath(withPatch.result);
+    assert.deepEqual(files['dir/é.txt'], { path: 'dir/é.txt', action: 'created', additions: 3, deletions: 0, binary: false });
+    assert.deepEqual(files['bin.dat']?.binary, true);
+    assert.equal(files['touched.txt'], undefined);
+    assert.equal(withPatch.result.files.length, 8);
+
+    // A file replaced by a symlink is two patch sections for one entry: the counts then come from git's numstat.
+    rmSync(path.join(wt.path, 'becomes-link'));
+    symlinkSync('a.txt', path.join(wt.path, 'becomes-link'));
+    const typeChange = await worktreeDiff(wt.path, wt.base_ref, []);
+    assert.deepEqual(typeChange.files, (await worktreeDiff(wt.path, wt.base_ref, [], { patch: false })).files);
+    assert.deepEqual(byPath(typeChange)['becomes-link']?.action, 'modified');
+  });
+
+  it('patch: false gives the same files without a patch', async () => {
+    const { wt } = await worktreeOf();
+    writeFiles(wt.path, { 'a.txt': 'one\nTWO\n', 'new.txt': 'n\n' });
+    const full = await worktreeDiff(wt.path, wt.base_ref, []);
+    const list = await worktreeDiff(wt.path, wt.base_ref, [], { patch: false });
+    assert.deepEqual(list.files, full.files);
+    assert.equal(list.is_empty, false);
+    assert.equal(list.patch, '');
+    assert.equal(list.patch_bytes.length, 0);
+    const clean = await worktreeOf();
+    assert.equal((await worktreeDiff(clean.wt.path, clean.wt.base_ref, [], { patch: false })).is_empty, true);
   });
 });
 
