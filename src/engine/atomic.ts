@@ -1,9 +1,10 @@
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { z } from 'zod';
 import { ProtocolError, formatBytes, formatIssues, parseJsonBounded } from '../protocol';
+import { UnsafeFileError, readRegularFileBounded, type SafeReadOptions } from '../base/safe-read';
 
 export { createExclusive, writeFileAtomic, writeJsonAtomic } from '../base/atomic';
+export { UnsafeFileError, openRegularFile, readRegularFileBounded, type SafeReadOptions } from '../base/safe-read';
 
 const DEFAULT_MAX_JSON = 4 * 1024 * 1024;
 
@@ -15,17 +16,19 @@ export async function readJsonFile<T = unknown>(
   file: string,
   schema?: z.ZodType<T>,
   maxBytes = DEFAULT_MAX_JSON,
+  options: SafeReadOptions = {},
 ): Promise<T | undefined> {
   let text: string;
   try {
-    // Refuse before reading: an agent's 2 GB "report" must not be pulled into memory to find out it is too big.
-    const stat = await fs.stat(file);
-    if (stat.size > maxBytes) {
-      throw new ProtocolError(`${path.basename(file)} is ${formatBytes(stat.size)}, over the ${formatBytes(maxBytes)} limit`);
-    }
-    text = await fs.readFile(file, 'utf8');
+    // Regular files only, never a symlink, never blocking on a FIFO, and never more than maxBytes + 1 bytes read:
+    // an agent's 2 GB "report" or a state.json linked to /dev/zero is refused without being pulled into memory.
+    text = (await readRegularFileBounded(file, maxBytes, options)).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (err instanceof UnsafeFileError && err.code === 'ETOOBIG') {
+      throw new ProtocolError(`${path.basename(file)} is ${formatBytes(err.size ?? maxBytes + 1)}, over the ${formatBytes(maxBytes)} limit`);
+    }
+    if (err instanceof UnsafeFileError) throw new ProtocolError(err.message);
     throw err;
   }
   const value = parseJsonBounded(text, path.basename(file), maxBytes);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdtemp, rm, stat, utimes } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, stat, utimes } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -144,9 +144,18 @@ export type RepoState =
   | { kind: 'usable'; gitRoot: string; head: string }
   | { kind: 'not-a-repo' | 'no-commits'; message: string; remedy: string; gitRoot?: string };
 
-/** "Usable" = inside a git work tree that has at least one commit (worktrees branch from HEAD). */
+/**
+ * "Usable" = inside a git work tree that has at least one commit (worktrees branch from HEAD). One git call: the
+ * toplevel and HEAD come from the same `rev-parse` (exit 1 = a work tree without commits, 128 = no work tree).
+ */
 export async function repoState(dir: string): Promise<RepoState> {
-  const gitRoot = await gitToplevel(dir);
+  let answer: GitRunResult | undefined;
+  try {
+    answer = await runGit(['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: dir, okCodes: [0, 1, 128] });
+  } catch {
+    answer = undefined; // the directory is missing or git cannot run: not a repository we can use
+  }
+  const [gitRoot = '', sha = ''] = answer && answer.code !== 128 ? answer.stdout.toString('utf8').split('\n') : [];
   if (!gitRoot) {
     return {
       kind: 'not-a-repo',
@@ -154,9 +163,7 @@ export async function repoState(dir: string): Promise<RepoState> {
       remedy: 'Run `git init` and make a first commit (`git commit --allow-empty -m init`).',
     };
   }
-  const head = await runGit(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: gitRoot, okCodes: [0, 1, 128] });
-  const sha = head.stdout.toString('utf8').trim();
-  if (head.code !== 0 || !sha) {
+  if (answer?.code !== 0 || !sha) {
     return {
       kind: 'no-commits',
       gitRoot,
@@ -165,6 +172,36 @@ export async function repoState(dir: string): Promise<RepoState> {
     };
   }
   return { kind: 'usable', gitRoot, head: sha };
+}
+
+/** The toplevel of the work tree containing `dir` and the absolute path of its index file, in one git call. */
+export async function workTreePaths(dir: string): Promise<{ gitRoot: string; indexFile: string } | undefined> {
+  let lines: string[];
+  try {
+    lines = (await gitText(['rev-parse', '--show-toplevel', '--git-path', 'index'], dir)).split('\n');
+  } catch {
+    return undefined;
+  }
+  const [gitRoot = '', index = ''] = lines;
+  if (!gitRoot || !index) return undefined;
+  return { gitRoot, indexFile: path.resolve(dir, index) };
+}
+
+/**
+ * The index file of the work tree whose top is `top`, without running git when `top/.git` says it plainly (a
+ * directory, or a linked worktree's `gitdir:` file): one process less on every diff. Anything unusual asks git.
+ */
+export async function indexFileOf(top: string): Promise<string> {
+  const dotGit = path.join(top, '.git');
+  try {
+    const info = await stat(dotGit);
+    if (info.isDirectory()) return path.join(dotGit, 'index');
+    const gitdir = /^gitdir: (.+)$/m.exec(await readFile(dotGit, 'utf8'))?.[1]?.trim();
+    if (gitdir) return path.join(path.resolve(top, gitdir), 'index');
+  } catch {
+    // fall through to git
+  }
+  return path.resolve(top, await gitText(['rev-parse', '--git-path', 'index'], top));
 }
 
 /** Splits NUL-terminated git output (`-z`) into fields, decoding each as UTF-8 (git stores paths as bytes; UTF-8 is the norm). */
@@ -186,14 +223,13 @@ export function excludePathspec(relPath: string): string {
 /**
  * Runs `fn` with GIT_INDEX_FILE pointing at a private copy of the index of the work tree `cwd` (or an empty index).
  * The real index is only read (copied), never written, never locked: the user's staging area and an agent's
- * concurrent `git commit` in a worktree are both left alone.
+ * concurrent `git commit` in a worktree are both left alone. `realIndex`, when the caller knows it, saves a git call.
  */
-export async function withTempIndex<T>(cwd: string, fn: (env: Record<string, string>) => Promise<T>): Promise<T> {
+export async function withTempIndex<T>(cwd: string, fn: (env: Record<string, string>) => Promise<T>, realIndex?: string): Promise<T> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'caesar-index-'));
   const indexFile = path.join(dir, 'index');
   try {
-    const realIndex = path.resolve(cwd, await gitText(['rev-parse', '--git-path', 'index'], cwd));
-    await copyIndex(realIndex, indexFile);
+    await copyIndex(realIndex ?? path.resolve(cwd, await gitText(['rev-parse', '--git-path', 'index'], cwd)), indexFile);
     return await fn({ GIT_INDEX_FILE: indexFile });
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -217,4 +253,32 @@ async function copyIndex(realIndex: string, copy: string): Promise<void> {
   await copyFile(realIndex, copy);
   const seconds = original.mtimeMs / 1000 - 1;
   await utimes(copy, seconds, seconds);
+}
+
+/**
+ * Settings that stop git from running anything a repository, or a task record pointing at one, chose: the
+ * fsmonitor hook, hooks, pagers, the user's global attributes file, lazy fetches from a promisor remote, and the
+ * discovery of a bare repository committed inside a work tree (whose own config could name any command). Command-line `-c` wins over
+ * every config file, including a planted repository's own `config`.
+ */
+export const UNTRUSTED_REPO_CONFIG = [
+  '-c', 'core.fsmonitor=',
+  '-c', 'core.hooksPath=/dev/null',
+  '-c', 'core.attributesFile=/dev/null',
+  '-c', 'core.pager=cat',
+  '-c', 'protocol.allow=never',
+  '-c', 'safe.bareRepository=explicit',
+];
+
+/**
+ * runGit for reading a repository nothing vouches for (a task record from a cloned repository): no system config,
+ * no pager, no prompts, and UNTRUSTED_REPO_CONFIG. Commands that could run a diff driver must still say so
+ * themselves (`--no-ext-diff --no-textconv`: an empty `diff.external` would make git try to run ""; prefer
+ * `cat-file blob`, which applies neither), and arguments built from a record must follow `--end-of-options`.
+ */
+export function runGitNeutral(args: string[], options: GitRunOptions): Promise<GitRunResult> {
+  return runGit(['--no-pager', ...UNTRUSTED_REPO_CONFIG, ...NEUTRAL_CONFIG, ...args], {
+    ...options,
+    env: { GIT_CONFIG_NOSYSTEM: '1', GIT_ATTR_NOSYSTEM: '1', GIT_NO_LAZY_FETCH: '1', GIT_PAGER: 'cat', ...options.env },
+  });
 }

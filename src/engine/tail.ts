@@ -1,5 +1,6 @@
 import { promises as fs, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
+import { openRegularFile } from '../base/safe-read';
 import { toDisposable, type Disposable } from './disposable';
 
 export interface TailOptions {
@@ -48,7 +49,8 @@ export function tailLines(file: string, options: TailOptions): Disposable {
   };
 
   const drain = async (): Promise<void> => {
-    const handle = await fs.open(file, 'r');
+    // Regular file only, opened without following a symlink or blocking on a FIFO (DESIGN.md principle 6).
+    const handle = await openRegularFile(file);
     try {
       const { size } = await handle.stat();
       if (size < offset) {

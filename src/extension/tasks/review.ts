@@ -1,15 +1,18 @@
-import { execFile } from 'node:child_process';
-import * as path from 'node:path';
-import { promisify } from 'node:util';
 import * as vscode from 'vscode';
+import { RecordRefused, readBaseVersion, taskVersionPath } from '../../engine/record-checks';
 import type { LiveTasks } from './liveTasks';
 
-const exec = promisify(execFile);
 export const BASE_SCHEME = 'caesar-base';
+
+/** Shown instead of running git when the workspace is not trusted: a cloned repository's records name its fields. */
+export const UNTRUSTED_REVIEW =
+  'This workspace is not trusted. Task records in it may come from a cloned repository, so Caesar runs no git and ' +
+  "opens no file on a record's say-so here. Trust the workspace (Workspaces: Manage Workspace Trust) to review this task's changes.";
 
 /**
  * Serves a file as it was at the task's base commit: `caesar-base:/<taskId>/<path>`, read with
- * `git show <base_ref>:<path>` in the task's repository. A file the task created has no base: it is served empty.
+ * `git cat-file blob <base_ref>:<path>` in this root's repository, after the record's fields are checked
+ * (engine/record-checks). A file the task created has no base: it is served empty.
  */
 export class BaseRefContentProvider implements vscode.TextDocumentContentProvider {
   constructor(private readonly tasks: LiveTasks) {}
@@ -23,13 +26,14 @@ export class BaseRefContentProvider implements vscode.TextDocumentContentProvide
     const file = rest.join('/');
     const summary = taskId ? this.tasks.get(taskId) : undefined;
     if (!summary) throw new Error(`Unknown task ${taskId}`);
-    const { base_ref: baseRef, worktree, root } = summary.state;
-    if (!baseRef) return '';
+    if (!vscode.workspace.isTrusted) return UNTRUSTED_REVIEW;
+    if (summary.state.base_ref === undefined) return '';
     try {
-      const { stdout } = await exec('git', ['show', `${baseRef}:${file}`], { cwd: worktree ?? root, maxBuffer: 64 * 1024 * 1024 });
-      return stdout;
-    } catch {
-      return ''; // not in the base: the task created it
+      // undefined: not in the base, the task created it.
+      return (await readBaseVersion(this.tasks.store.root, summary.state, file))?.toString('utf8') ?? '';
+    } catch (err) {
+      if (err instanceof RecordRefused) return `Caesar refused this task record: ${err.message}`;
+      return '';
     }
   }
 }
@@ -38,8 +42,12 @@ export class BaseRefContentProvider implements vscode.TextDocumentContentProvide
 export async function openChange(tasks: LiveTasks, taskId: string, file: string): Promise<void> {
   const summary = tasks.get(taskId);
   if (!summary) throw new Error(`Unknown task ${taskId}`);
-  const where = summary.state.worktree ?? summary.state.workspace;
-  const right = vscode.Uri.file(path.join(where, file));
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showWarningMessage(`Caesar: ${UNTRUSTED_REVIEW}`);
+    return;
+  }
+  // Throws RecordRefused (shown by the caller) for a worktree that is not this repository's, or a path with "..".
+  const right = vscode.Uri.file(await taskVersionPath(tasks.store.root, summary.state, file));
   if (!summary.state.base_ref) {
     await vscode.commands.executeCommand('vscode.open', right);
     return;

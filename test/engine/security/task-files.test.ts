@@ -1,0 +1,148 @@
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { taskPaths } from '../../../src/protocol';
+import { readJsonFile } from '../../../src/engine/atomic';
+import { TaskStore } from '../../../src/engine/store';
+import { tailLines } from '../../../src/engine/tail';
+import { eventLine, writeState } from '../store/helpers';
+import { buildCli, makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
+import { mkfifo, tempDir, within } from './helpers';
+
+/*
+ * Issue 13 item 2: readers of task files trust nothing on disk. A task folder can come from a cloned repository (a
+ * committed state.json linked to /dev/zero) or be written by the agent (a FIFO at the report path or in questions/).
+ * Before the fix, the first made every listing read /dev/zero until V8 gave up (~620 MB each), the second blocked the
+ * supervisor and every reader in open(2) forever.
+ */
+
+
+/** Peak resident memory of this process so far, in bytes (monotonic, so a spike between two samples is still seen). */
+function peakRss(): number {
+  return process.resourceUsage().maxRSS * 1024;
+}
+
+/** Runs the bundled CLI; resolves with its exit and output, or kills it and rejects after `ms`. */
+async function runCaesar(args: string[], cwd: string, ms: number): Promise<{ code: number | null; stdout: string; stderr: string; elapsedMs: number }> {
+  const cli = await buildCli();
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`caesar ${args.join(' ')} did not exit within ${ms} ms`));
+    }, ms);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, elapsedMs: Date.now() - started });
+    });
+  });
+}
+
+describe('security: task files are read as untrusted input (issue 13.2)', function () {
+  this.timeout(60_000);
+
+  // First in the file: the peak-memory check needs a process whose peak was not already raised by other tests.
+  it('skips a committed state.json linked to /dev/zero quickly and with bounded memory (store.list)', async () => {
+    const root = tempDir('caesar-sec-zero-');
+    writeState(root, 'good-task', { status: 'succeeded' });
+    for (const id of ['zero-1', 'zero-2', 'zero-3']) {
+      mkdirSync(taskPaths(root, id).dir, { recursive: true });
+      symlinkSync('/dev/zero', taskPaths(root, id).state);
+    }
+    const peakBefore = peakRss();
+    const started = Date.now();
+    const list = await within(5_000, 'store.list()', new TaskStore(root).list());
+    const elapsed = Date.now() - started;
+    const grew = peakRss() - peakBefore;
+    assert.deepEqual(list.map((t) => t.id), ['good-task']);
+    assert.ok(elapsed < 1_000, `listing took ${elapsed} ms`);
+    assert.ok(grew < 64 * 1024 * 1024, `peak memory grew by ${Math.round(grew / 1024 / 1024)} MB`);
+  });
+
+  it('never follows a symlinked folder out of the tasks folder', async () => {
+    const root = tempDir('caesar-sec-dirlink-');
+    const elsewhere = tempDir('caesar-sec-elsewhere-');
+    writeState(elsewhere, 'outside', { status: 'succeeded' });
+    writeState(root, 'inside', { status: 'succeeded' });
+    // A task folder that is a symlink to another root's task, and a questions/ folder that is a symlink elsewhere.
+    symlinkSync(taskPaths(elsewhere, 'outside').dir, taskPaths(root, 'outside').dir);
+    const questionsElsewhere = path.join(elsewhere, 'questions');
+    mkdirSync(questionsElsewhere);
+    writeFileSync(path.join(questionsElsewhere, 'q1.json'), JSON.stringify({ id: 'q1', question: 'from elsewhere?', asked_at: new Date().toISOString() }));
+    symlinkSync(questionsElsewhere, taskPaths(root, 'inside').questionsDir);
+
+    const store = new TaskStore(root);
+    assert.deepEqual((await store.list()).map((t) => t.id), ['inside']);
+    await assert.rejects(store.get('outside'), /symbolic link/, 'a symlinked task folder is not read');
+    assert.deepEqual((await store.summary('inside'))!.pendingQuestions, [], 'a symlinked questions/ folder is not read');
+  });
+
+  it('lists a task with FIFOs at state.json, events.jsonl and in questions/ promptly (store.list and caesar ps)', async () => {
+    const root = tempDir('caesar-sec-fifo-');
+    writeState(root, 'good-task', { status: 'succeeded' });
+    writeFileSync(taskPaths(root, 'good-task').events, eventLine('good-task', 0));
+    mkdirSync(taskPaths(root, 'fifo-state').dir, { recursive: true });
+    mkfifo(taskPaths(root, 'fifo-state').state);
+    writeState(root, 'fifo-rest', { status: 'succeeded' });
+    mkfifo(taskPaths(root, 'fifo-rest').events);
+    mkfifo(taskPaths(root, 'fifo-rest').result);
+    mkfifo(path.join(taskPaths(root, 'fifo-rest').questionsDir, 'q1.json'));
+
+    const list = await within(3_000, 'store.list()', new TaskStore(root).list());
+    assert.deepEqual(list.map((t) => t.id).sort(), ['fifo-rest', 'good-task']);
+    const rest = list.find((t) => t.id === 'fifo-rest')!;
+    assert.deepEqual(rest.pendingQuestions, []);
+    assert.equal(rest.result, undefined);
+    assert.equal(rest.lastEvent, undefined);
+
+    const ps = await runCaesar(['ps', '--root', root], root, 15_000);
+    assert.equal(ps.code, 0, ps.stderr);
+    assert.ok(ps.elapsedMs < 5_000, `caesar ps took ${ps.elapsedMs} ms`);
+    assert.match(ps.stdout, /good-task/);
+    assert.match(ps.stdout, /fifo-rest/);
+  });
+
+  it('the tail refuses a FIFO at events.jsonl instead of blocking', async () => {
+    const dir = tempDir('caesar-sec-tail-');
+    const file = path.join(dir, 'events.jsonl');
+    mkfifo(file);
+    const errors: Error[] = [];
+    const sub = tailLines(file, { fromOffset: 0, onLines: () => assert.fail('a FIFO yields no lines'), onError: (e) => errors.push(e), safetyIntervalMs: 0 });
+    try {
+      const started = Date.now();
+      while (errors.length === 0 && Date.now() - started < 2_000) await new Promise((r) => setTimeout(r, 20));
+      assert.match(String(errors[0]), /FIFO/, 'the tail reports the refusal');
+      // libuv's pool is not pinned by a blocked open: other reads still complete.
+      writeFileSync(path.join(dir, 'other.json'), '{"x":1}');
+      const reads = Array.from({ length: 8 }, () => readJsonFile(path.join(dir, 'other.json')));
+      assert.deepEqual(await within(2_000, 'later reads', Promise.all(reads)), Array(8).fill({ x: 1 }));
+    } finally {
+      sub.dispose();
+    }
+  });
+
+  it('a supervisor whose agent planted FIFOs (report, final message, question, answer, progress) and a /dev/zero link still finishes', async () => {
+    const repo = makeRepo();
+    const { id } = await startFixture(repo, { mode: 'plant-fifo' });
+    const done = await waitForFinished(repo, id, 30_000);
+    assert.equal(done.state.status, 'succeeded', JSON.stringify(done.state));
+    assert.equal(done.result.report_source, 'synthesized');
+    assert.match(done.result.agent_report_error ?? '', /report\.json was refused: .*FIFO/);
+    assert.equal(done.events.filter((e) => e.type === 'finished').length, 1);
+    assert.equal(done.events.filter((e) => e.type === 'question').length, 0, 'no question came from a FIFO or /dev/zero');
+
+    const list = await within(3_000, 'store.list()', new TaskStore(repo).list());
+    assert.deepEqual(list.map((t) => t.id), [id]);
+    const ps = await runCaesar(['ps', '--root', repo], repo, 15_000);
+    assert.equal(ps.code, 0, ps.stderr);
+    assert.match(ps.stdout, new RegExp(id));
+    const logs = await runCaesar(['logs', id, '--root', repo], repo, 15_000);
+    assert.equal(logs.code, 0, logs.stderr);
+  });
+});
