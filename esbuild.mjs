@@ -24,7 +24,7 @@ const webviewEntries = existsSync('webview-ui')
 
 const builds = [
   { ...node, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
-  { ...node, entryPoints: ['src/cli/main.ts'], outfile: 'dist/caesar.js', banner: { js: '#!/usr/bin/env node' } },
+  { ...node, entryPoints: ['src/bin/caesar.ts'], outfile: 'dist/caesar.js', banner: { js: '#!/usr/bin/env node' } },
   { ...node, entryPoints: ['src/agents/demo/demo-agent.ts'], outfile: 'dist/demo-agent.js', banner: { js: '#!/usr/bin/env node' } },
   ...(webviewEntries.length
     ? [{ ...common, platform: 'browser', target: 'es2022', format: 'iife', entryPoints: webviewEntries, outdir: 'dist/webview', loader: { '.css': 'css', '.ttf': 'file' } }]

@@ -23,8 +23,10 @@ import {
  *   stream, is the record of changes.
  * Config that is the user's business (model provider, base URL, analytics, features) comes from CODEX_HOME /
  * config.toml or the extra args, never from here.
- * Unverified: `item.updated`, `web_search` and `todo_list` items (documented, never seen here); the MCP channel's
- * `default_tools_approval_mode` under this exact flag spelling was seen in a capture, not through caesar.
+ * - the return channel through caesar (`--channel`): codex starts `caesar channel serve` from these `-c` values and
+ *   calls get_task, report_progress, ask_orchestrator (answered by `caesar answer` from another process) and
+ *   submit_report (an invalid report refused, the fixed one accepted: report source `channel`), seen offline.
+ * Unverified: `item.updated`, `web_search` and `todo_list` items (documented, never seen here).
  */
 export const codexAdapter: AgentAdapter = {
   id: 'codex',

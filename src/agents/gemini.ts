@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
 import { ToolPairing, UsageTotals, stdinPromptPlan, num, obj, parseJsonLine, str, summarizeInput } from './stream';
@@ -18,8 +19,10 @@ import { ToolPairing, UsageTotals, stdinPromptPlan, num, obj, parseJsonLine, str
  *   500→244); empty or safety-blocked answers end status "error" with exit code 0: the result line decides.
  * Config that is the user's business ($HOME/.gemini/settings.json auth type, GEMINI_API_KEY,
  * GOOGLE_GEMINI_BASE_URL) comes from the inherited environment.
- * No structured-output flag and no way to add an MCP server for one run without touching the user's settings:
- * no schema tier, no channel (it reports through the file tier).
+ * No structured-output flag: no schema tier. The return channel goes into a settings file of the task directory named
+ * by GEMINI_CLI_SYSTEM_SETTINGS_PATH (gemini's "system settings" layer, which overrides the user's and the
+ * workspace's for this run only; documented by gemini-cli, unverified here on the real binary): the user's own
+ * `~/.gemini/settings.json` is never touched. `trust: true` lets the default (read-only) approval mode offer its tools.
  */
 export const geminiAdapter: AgentAdapter = {
   id: 'gemini',
@@ -31,7 +34,7 @@ export const geminiAdapter: AgentAdapter = {
     nativeReadOnly: true,
     network: 'open',
     schemaTier: false,
-    channel: false,
+    channel: true,
     model: true,
     reportsUsage: true,
   },
@@ -40,6 +43,9 @@ export const geminiAdapter: AgentAdapter = {
 };
 
 export const PROMPT_LINE = 'Carry out the task brief given above.';
+
+/** The task's private gemini settings (the channel's MCP server), in the task directory. */
+export const GEMINI_CHANNEL_SETTINGS = 'gemini-settings.json';
 
 /** Exit codes gemini documents for set-up problems, worth a sentence rather than a number. */
 const EXIT_HINTS: Record<number, string> = {
@@ -56,7 +62,14 @@ function buildGemini(ctx: BuildContext): SpawnPlan {
   const promptArg = args.length + 1;
   args.push('-p', PROMPT_LINE);
   args.push(...ctx.extraArgs);
-  return stdinPromptPlan(geminiAdapter.bin, args, ctx, { promptArg });
+  if (ctx.tier !== 'channel' || !task.channel) return stdinPromptPlan(geminiAdapter.bin, args, ctx, { promptArg });
+  const settingsFile = path.join(ctx.taskDir, GEMINI_CHANNEL_SETTINGS);
+  const server = { command: task.channel.command, args: task.channel.args, trust: true };
+  return stdinPromptPlan(geminiAdapter.bin, args, ctx, {
+    promptArg,
+    env: { GEMINI_CLI_SYSTEM_SETTINGS_PATH: settingsFile },
+    files: [{ path: settingsFile, content: JSON.stringify({ mcpServers: { [task.channel.server_name]: server } }, null, 2) }],
+  });
 }
 
 class GeminiTranslator implements Translator {

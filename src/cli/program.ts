@@ -8,8 +8,10 @@ import { registerRun } from './commands/run';
 import { registerSupervise } from './commands/supervise';
 import { EXIT, ExitCode, UsageError, type CliIo } from './io';
 
+export type CommandRegistrar = (program: Command, io: CliIo) => void;
+
 /** Each command lives in commands/<name>.ts and registers itself here. */
-const REGISTRARS: Array<(program: Command, io: CliIo) => void> = [
+const REGISTRARS: CommandRegistrar[] = [
   registerRun,
   registerFollow,
   registerControl,
@@ -19,26 +21,56 @@ const REGISTRARS: Array<(program: Command, io: CliIo) => void> = [
   registerSupervise,
 ];
 
-export function buildProgram(io: CliIo): Command {
+/**
+ * `extra` are commands hosted by the same process entry but owned by layers beside the CLI (src/bin adds `caesar mcp`
+ * and `caesar channel` this way), so the CLI never imports the MCP servers.
+ */
+export function buildProgram(io: CliIo, extra: readonly CommandRegistrar[] = []): Command {
   const program = new Command('caesar')
     .description('Delegate coding tasks to agent CLIs over the OACP v1 contract; git is the source of truth.')
     .version(process.env.CAESAR_VERSION ?? '0.1.0')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
     .showHelpAfterError(false);
-  for (const register of REGISTRARS) register(program, io);
+  for (const register of [...REGISTRARS, ...extra]) register(program, io);
+  explainUsageErrors(program);
   for (const command of program.commands) inheritSettings(command);
   return program;
 }
 
 function inheritSettings(command: Command): void {
   command.exitOverride();
+  explainUsageErrors(command);
   for (const sub of command.commands) inheritSettings(sub);
 }
 
+/**
+ * Commander names a parse problem ("missing required argument 'objective'") but not what to type instead. Every
+ * command's parse errors also say what a missing argument is for, then show the command's usage line.
+ */
+function explainUsageErrors(command: Command): void {
+  command.configureOutput({
+    outputError: (message, write) => write(`${explainMissingArgument(command, message)}${usageLines(command)}`),
+  });
+}
+
+function explainMissingArgument(command: Command, message: string): string {
+  const missing = /^error: missing required argument '([^']+)'/.exec(message)?.[1];
+  const argument = missing === undefined ? undefined : command.registeredArguments.find((a) => a.name() === missing);
+  if (!argument) return message;
+  return `error: missing <${missing}>${argument.description ? `: ${argument.description}` : ''}\n`;
+}
+
+function usageLines(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at; at = at.parent) names.unshift(at.name());
+  const path = names.join(' ');
+  return `Usage: ${path} ${command.usage()}\nSee \`${path} --help\` for what each argument and option means.\n`;
+}
+
 /** Runs the CLI and returns the exit code; never calls process.exit itself, so tests can call it in-process. */
-export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const program = buildProgram(io);
+export async function runCli(argv: string[], io: CliIo, extra: readonly CommandRegistrar[] = []): Promise<number> {
+  const program = buildProgram(io, extra);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;

@@ -1,6 +1,6 @@
 import { promises as fs, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
-import { AnswerFileSchema, QuestionFileSchema, isSafeId, type TaskPaths } from '../protocol';
+import { AnswerFileSchema, ProgressFileSchema, QuestionFileSchema, isSafeId, type TaskPaths } from '../protocol';
 import { readJsonFile, writeJsonAtomic } from './atomic';
 import type { EventsWriter } from './events-writer';
 
@@ -14,12 +14,14 @@ export class QuestionsRelay {
   private readonly asked = new Set<string>();
   private readonly answered = new Set<string>();
   private readonly expired = new Set<string>();
+  /** progress/<name>.json already relayed (the return channel's `report_progress`). */
+  private readonly progressed = new Set<string>();
   private readonly watchers: FSWatcher[] = [];
   private chain: Promise<void> = Promise.resolve();
   private disposed = false;
 
   constructor(
-    private readonly paths: Pick<TaskPaths, 'questionsDir' | 'answersDir'>,
+    private readonly paths: Pick<TaskPaths, 'questionsDir' | 'answersDir'> & Partial<Pick<TaskPaths, 'progressDir'>>,
     private readonly events: EventsWriter,
     private readonly log: (message: string) => void,
   ) {}
@@ -27,7 +29,8 @@ export class QuestionsRelay {
   async start(): Promise<void> {
     await fs.mkdir(this.paths.questionsDir, { recursive: true });
     await fs.mkdir(this.paths.answersDir, { recursive: true });
-    for (const dir of [this.paths.questionsDir, this.paths.answersDir]) {
+    if (this.paths.progressDir) await fs.mkdir(this.paths.progressDir, { recursive: true });
+    for (const dir of [this.paths.questionsDir, this.paths.answersDir, ...(this.paths.progressDir ? [this.paths.progressDir] : [])]) {
       try {
         const watcher = watch(dir, () => void this.scan());
         watcher.on('error', (err) => this.log(`watching ${dir}: ${err.message}`));
@@ -70,6 +73,7 @@ export class QuestionsRelay {
 
   private async scanOnce(): Promise<void> {
     if (this.disposed && this.events.isFinished) return;
+    await this.scanProgress();
     for (const name of await listJson(this.paths.questionsDir)) {
       const id = name.slice(0, -'.json'.length);
       if (!isSafeId(id)) continue;
@@ -92,6 +96,21 @@ export class QuestionsRelay {
       if (!answer || answer.id !== id) continue;
       this.answered.add(id);
       this.events.append({ type: 'answer', id, answer: answer.answer });
+    }
+  }
+
+  /** Progress filed by the return channel, in filing order, each relayed once as a `progress` event. */
+  private async scanProgress(): Promise<void> {
+    if (!this.paths.progressDir) return;
+    for (const name of await listJson(this.paths.progressDir)) {
+      if (this.progressed.has(name)) continue;
+      const progress = await readJsonFile(path.join(this.paths.progressDir, name), ProgressFileSchema).catch((err: Error) => {
+        this.log(`progress ${name} unreadable: ${err.message}`);
+        return undefined;
+      });
+      this.progressed.add(name);
+      if (!progress) continue;
+      this.events.append({ type: 'progress', message: progress.message, ...(progress.pct !== undefined ? { pct: progress.pct } : {}) });
     }
   }
 

@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import {
   DOCUMENT_IDS,
   MAX_BYTES,
+  ChannelReportMarkerSchema,
   ProtocolError,
   UnsupportedVersionError,
   parseReport,
@@ -11,7 +13,7 @@ import {
   type TaskPaths,
 } from '../protocol';
 import type { TranslationSummary } from '../agents/types';
-import { readJsonFile } from './atomic';
+import { openRegularFile, readJsonFile, readRegularFileBounded } from './atomic';
 import type { ReportSource } from './state';
 
 /**
@@ -34,9 +36,12 @@ export interface ProcessOutcome {
 export interface ResolveReportInput {
   taskId: string;
   tier: ReportTier;
-  /** The task ran with a return channel: a valid report.json then counts as source `channel`. */
+  /**
+   * The task ran with a return channel. A valid report.json counts as source `channel` only when the channel's
+   * marker (paths.channelReport) vouches for those exact bytes: a report the agent wrote itself stays `file`.
+   */
   channel: boolean;
-  paths: Pick<TaskPaths, 'report' | 'finalMessage' | 'rawLog'>;
+  paths: Pick<TaskPaths, 'report' | 'finalMessage' | 'rawLog'> & Partial<Pick<TaskPaths, 'channelReport'>>;
   translation: TranslationSummary;
   outcome: ProcessOutcome;
   /** Files git shows as changed, when a diff was computed. */
@@ -89,10 +94,24 @@ async function fromReportFile(input: ResolveReportInput, errors: string[]): Prom
   try {
     const doc = await readJsonFile(input.paths.report, undefined, MAX_BYTES.report);
     if (doc === undefined) return undefined;
-    return { report: parseReport(doc), source: input.channel ? 'channel' : 'file' };
+    const report = parseReport(doc);
+    return { report, source: (await submittedThroughChannel(input)) ? 'channel' : 'file' };
   } catch (err) {
     errors.push(`report.json was refused: ${describe(err)}.`);
     return undefined;
+  }
+}
+
+/** The return channel accepted report.json as it is now: the marker's hash matches the file's bytes. */
+async function submittedThroughChannel(input: ResolveReportInput): Promise<boolean> {
+  if (!input.paths.channelReport) return false;
+  try {
+    const marker = await readJsonFile(input.paths.channelReport, ChannelReportMarkerSchema);
+    if (!marker) return false;
+    const bytes = await readRegularFileBounded(input.paths.report, MAX_BYTES.report);
+    return createHash('sha256').update(bytes).digest('hex') === marker.sha256;
+  } catch {
+    return false;
   }
 }
 
@@ -243,9 +262,8 @@ function describe(err: unknown): string {
 
 async function readTextBounded(file: string, maxBytes: number): Promise<string | undefined> {
   try {
-    const stat = await fs.stat(file);
-    if (stat.size > maxBytes) return undefined;
-    return await fs.readFile(file, 'utf8');
+    // The agent can plant anything at these paths: regular files only, bounded, never blocking on a FIFO.
+    return (await readRegularFileBounded(file, maxBytes)).toString('utf8');
   } catch {
     return undefined;
   }
@@ -254,7 +272,7 @@ async function readTextBounded(file: string, maxBytes: number): Promise<string |
 async function readTail(file: string, window: number): Promise<string | undefined> {
   let handle: fs.FileHandle | undefined;
   try {
-    handle = await fs.open(file, 'r');
+    handle = await openRegularFile(file);
     const { size } = await handle.stat();
     const length = Math.min(size, window);
     const buffer = Buffer.alloc(length);

@@ -51,9 +51,17 @@ function reportingSection(task: Task, tier: ReportTier): string {
   } else if (tier === 'channel' && task.channel) {
     const server = task.channel.server_name;
     lines.push(
-      `Hand in your report by calling the \`submit_report\` tool of the \`${server}\` MCP server. While you work you may ` +
-        `call \`report_progress\` to say where you are, and \`ask_orchestrator\` when a decision is outside your scope. ` +
-        `If that server is unreachable, write the report as JSON to this exact path instead:\n    ${task.report_path}`,
+      `You are connected to the orchestrator through the \`${server}\` MCP server (the return channel). Its four tools:`,
+      [
+        `- \`submit_report\`: hand in your final report (the object below) as your very last action. It is validated at once: ` +
+          'if it is refused, fix the fields the error names and call it again.',
+        '- `report_progress`: say where you are at each milestone (a sentence, optionally a percentage); it returns at once.',
+        '- `ask_orchestrator`: ask a question ONLY when a decision is outside your scope and you cannot settle it from ' +
+          'the task and the code. It waits a few minutes at most; if no answer comes, go on with your best judgment and ' +
+          'state the assumption in your report.',
+        '- `get_task`: re-read this task (objective, constraints, criteria) if you need it.',
+      ].join('\n'),
+      `If that server is unreachable, write the report as JSON to this exact path instead:\n    ${task.report_path}`,
     );
   } else {
     lines.push(

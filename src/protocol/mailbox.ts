@@ -23,3 +23,22 @@ export const AnswerFileSchema = z.object({
   by: z.string().optional(),
 });
 export type AnswerFile = z.infer<typeof AnswerFileSchema>;
+
+/**
+ * `progress/<name>.json`: a progress report filed by the return channel's `report_progress`. The channel never writes
+ * events.jsonl (its single writer is the supervisor): the supervisor relays each file once as a `progress` event.
+ * Names sort in filing order (a millisecond timestamp, then a random suffix).
+ */
+export const ProgressFileSchema = z.object({
+  message: z.string().min(1),
+  pct: z.number().min(0).max(100).optional(),
+  at: z.string(),
+});
+export type ProgressFile = z.infer<typeof ProgressFileSchema>;
+
+/** Beside report.json when the return channel accepted it: the hash ties the marker to those exact bytes. */
+export const ChannelReportMarkerSchema = z.object({
+  sha256: z.string().min(1),
+  submitted_at: z.string(),
+});
+export type ChannelReportMarker = z.infer<typeof ChannelReportMarkerSchema>;

@@ -39,6 +39,10 @@ export const TASK_FILES = {
   discarded: 'discarded.json',
   questionsDir: 'questions',
   answersDir: 'answers',
+  /** Progress reported through the return channel, one file per report; the supervisor turns each into an event. */
+  progressDir: 'progress',
+  /** Written by the return channel beside report.json when submit_report accepted it: {sha256, submitted_at}. */
+  channelReport: 'report.channel.json',
 } as const;
 
 export interface TaskPaths {
@@ -60,6 +64,8 @@ export interface TaskPaths {
   discarded: string;
   questionsDir: string;
   answersDir: string;
+  progressDir: string;
+  channelReport: string;
 }
 
 export function tasksDir(root: string): string {
@@ -97,6 +103,8 @@ export function taskPaths(root: string, id: string): TaskPaths {
     discarded: at(TASK_FILES.discarded),
     questionsDir: at(TASK_FILES.questionsDir),
     answersDir: at(TASK_FILES.answersDir),
+    progressDir: at(TASK_FILES.progressDir),
+    channelReport: at(TASK_FILES.channelReport),
   };
 }
 

@@ -5,10 +5,12 @@ import ts from 'typescript';
 
 /**
  * The layering guard (DESIGN.md "Layers"): imports point down only, and only the VS Code layer imports `vscode`.
- * base (file and lifetime utilities) < protocol < config < agents < engine < (mcp | cli | extension); the three top layers do not import each other.
+ * base (file and lifetime utilities) < protocol < config < agents < engine < (mcp | cli | extension) < bin; the three
+ * front ends do not import each other, and bin (the process entry of dist/caesar.js) composes them.
+ * Every folder under src/ must have a rank: a new folder no rule covers fails the guard until it is placed.
  * webview-ui/ is browser code: it may import only *types* from src/protocol and the timeline message contract.
  */
-const RANK: Record<string, number> = { base: -1, protocol: 0, config: 1, agents: 2, engine: 3, mcp: 4, cli: 4, extension: 4 };
+const RANK: Record<string, number> = { base: -1, protocol: 0, config: 1, agents: 2, engine: 3, mcp: 4, cli: 4, extension: 4, bin: 5 };
 const WEBVIEW_TYPE_SOURCES = [/^src\/protocol\//, /^src\/extension\/[^/]+\/messages\.ts$/];
 
 interface SourceFile {
@@ -45,8 +47,20 @@ function layerOf(relPath: string): string | undefined {
   return match && match[1]! in RANK ? match[1] : undefined;
 }
 
+/** src/ folders (and files directly in src/) that no layer rule covers. */
+export function uncoveredSources(files: SourceFile[]): string[] {
+  const uncovered = new Set<string>();
+  for (const file of files) {
+    if (!file.path.startsWith('src/')) continue;
+    const folder = /^src\/([^/]+)\//.exec(file.path)?.[1];
+    if (!folder) uncovered.add(`${file.path} (a file directly in src/)`);
+    else if (!(folder in RANK)) uncovered.add(`src/${folder}/`);
+  }
+  return [...uncovered].sort();
+}
+
 export function layeringViolations(files: SourceFile[]): string[] {
-  const violations: string[] = [];
+  const violations: string[] = uncoveredSources(files).map((where) => `${where} is covered by no layering rule: give it a rank in RANK`);
   for (const file of files) {
     const fromLayer = layerOf(file.path);
     const isWebview = file.path.startsWith('webview-ui/');
@@ -109,6 +123,33 @@ describe('layering guard', () => {
       { path: 'src/cli/e.ts', text: "import '../extension/extension';" },
     ]);
     assert.equal(v.length, 5, v.join('\n'));
+  });
+
+  it('fails on a src/ folder that no rule covers, and on a file directly in src/', () => {
+    const v = layeringViolations([
+      { path: 'src/newthing/a.ts', text: "import { x } from '../engine/store';" },
+      { path: 'src/loose.ts', text: '' },
+      { path: 'src/engine/b.ts', text: '' },
+    ]);
+    assert.deepEqual(v, [
+      'src/loose.ts (a file directly in src/) is covered by no layering rule: give it a rank in RANK',
+      'src/newthing/ is covered by no layering rule: give it a rank in RANK',
+    ]);
+  });
+
+  it('puts bin above the three front ends, which still may not import each other', () => {
+    const ok = layeringViolations([
+      { path: 'src/bin/caesar.ts', text: "import { runCli } from '../cli/program'; import { serveChannel } from '../mcp/channel/server'; import { x } from '../engine/tasks';" },
+    ]);
+    assert.deepEqual(ok, []);
+    const bad = layeringViolations([
+      { path: 'src/cli/a.ts', text: "import { serveOrchestrator } from '../mcp/orchestrator/server';" },
+      { path: 'src/mcp/b.ts', text: "import { runCli } from '../cli/program';" },
+      { path: 'src/extension/c.ts', text: "import { x } from '../mcp/install';" },
+      { path: 'src/mcp/d.ts', text: "import { x } from '../bin/mcp-commands';" },
+      { path: 'src/engine/e.ts', text: "import '../bin/caesar';" },
+    ]);
+    assert.equal(bad.length, 5, bad.join('\n'));
   });
 
   it('allows downward and same-layer imports', () => {

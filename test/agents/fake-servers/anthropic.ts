@@ -9,7 +9,7 @@ const ERROR_TYPES: Record<number, string> = { 401: 'authentication_error', 403: 
 type Block = Record<string, unknown>;
 
 function blocksOf(turn: Turn | undefined, request: ModelRequest, seq: number): { blocks: Block[]; stop: string } {
-  if (!turn || turn.kind === 'error' || turn.kind === 'break-then') return { blocks: [{ type: 'text', text: 'Done.' }], stop: 'end_turn' };
+  if (!turn || turn.kind === 'error' || turn.kind === 'break-then' || turn.kind === 'dynamic') return { blocks: [{ type: 'text', text: 'Done.' }], stop: 'end_turn' };
   const blocks: Block[] = [];
   if (turn.thinking) blocks.push({ type: 'thinking', thinking: turn.thinking, signature: 'ZmFrZS1zaWduYXR1cmU=' });
   if (turn.kind === 'text') {

@@ -30,6 +30,12 @@ export interface ToolCallSpec {
   args: Dynamic<Args>;
   /** Codex: a custom (freeform) tool call such as apply_patch, whose input is a string. */
   custom?: Dynamic<string>;
+  /**
+   * Codex (Responses): the `namespace` of a function call. codex 0.171.0 defers MCP tools and runs one only when the
+   * call names the bare tool plus `namespace: "mcp__<server>"` (e.g. `{name: "ask_orchestrator", namespace:
+   * "mcp__caesar"}`); a flat `mcp__caesar__ask_orchestrator` comes back as "unsupported call" (verified offline).
+   */
+  namespace?: string;
 }
 
 export type Turn =
@@ -38,7 +44,12 @@ export type Turn =
   /** An HTTP error; sticky by default: every later request gets it too (CLIs retry). */
   | { kind: 'error'; status: number; message?: string; sticky?: boolean }
   /** Anthropic only: the stream breaks mid-way once; the CLI's retry gets the same turn again. */
-  | { kind: 'break-then'; turn: Turn };
+  | { kind: 'break-then'; turn: Turn }
+  /**
+   * Decided when the request arrives, from what the model was sent (a previous tool's result, say). While `repeat`
+   * answers true the turn stays at the head of the script and plays again on the next model request (polling).
+   */
+  | { kind: 'dynamic'; play: (request: ModelRequest) => Turn; repeat?: (request: ModelRequest) => boolean };
 
 export interface Answer {
   status: number;
@@ -93,7 +104,11 @@ export async function startServer(dialect: Dialect, script: Turn[]): Promise<Fak
       requests.push(request);
       if (!kind) return send(res, { status: 404, json: { error: { message: `fake ${dialect.name} server: no route ${req.method} ${path}` } } });
       if (kind === 'side') return send(res, dialect.sideAnswer(request));
-      const turn = sticky ?? turns.shift();
+      let turn = sticky ?? turns.shift();
+      if (turn?.kind === 'dynamic') {
+        if (turn.repeat?.(request)) turns.unshift(turn);
+        turn = turn.play(request);
+      }
       if (turn?.kind === 'break-then') {
         // Break this stream, and give the unwrapped turn to the retry.
         turns.unshift(turn.turn);
@@ -198,4 +213,61 @@ export function playable(turn: Turn | undefined): PlayableTurn {
   if (turn && (turn.kind === 'tools' || turn.kind === 'text')) return turn;
   if (turn?.kind === 'break-then') return playable(turn.turn);
   return { kind: 'text', text: 'Done.' };
+}
+
+/** One tool's result as the CLI sent it back to the model, with the call it answers. */
+export interface ToolOutput {
+  callId: string;
+  /** The tool as the model called it (Responses: `namespace/name` when the call had a namespace), when known. */
+  name?: string;
+  text: string;
+  isError: boolean;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+    .filter((t) => t)
+    .join('\n');
+}
+
+/**
+ * The tool results in a model request, oldest first: Anthropic `tool_result` blocks (paired by `tool_use_id` with the
+ * assistant's `tool_use`) and Responses `function_call_output` / `custom_tool_call_output` items (paired by
+ * `call_id`). What a scripted turn reads to act on an earlier tool's answer (a task id, a question id…).
+ */
+export function toolOutputs(request: ModelRequest): ToolOutput[] {
+  const names = new Map<string, string>();
+  const out: ToolOutput[] = [];
+  const messages = Array.isArray(request.body.messages) ? (request.body.messages as Record<string, unknown>[]) : [];
+  for (const message of messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content as Record<string, unknown>[]) {
+      if (block.type === 'tool_use' && typeof block.id === 'string' && typeof block.name === 'string') names.set(block.id, block.name);
+      if (block.type === 'tool_result' && typeof block.tool_use_id === 'string') {
+        const name = names.get(block.tool_use_id);
+        out.push({ callId: block.tool_use_id, ...(name ? { name } : {}), text: textOf(block.content), isError: block.is_error === true });
+      }
+    }
+  }
+  const input = Array.isArray(request.body.input) ? (request.body.input as Record<string, unknown>[]) : [];
+  for (const item of input) {
+    if ((item.type === 'function_call' || item.type === 'custom_tool_call') && typeof item.call_id === 'string' && typeof item.name === 'string') {
+      names.set(item.call_id, typeof item.namespace === 'string' ? `${item.namespace}/${item.name}` : item.name);
+    }
+    if ((item.type === 'function_call_output' || item.type === 'custom_tool_call_output') && typeof item.call_id === 'string') {
+      const name = names.get(item.call_id);
+      out.push({ callId: item.call_id, ...(name ? { name } : {}), text: textOf(item.output), isError: false });
+    }
+  }
+  return out;
+}
+
+/** The latest result of the tool whose name ends with `tool` (e.g. `caesar_await`), or undefined. */
+export function lastToolOutput(request: ModelRequest, tool: string): ToolOutput | undefined {
+  return toolOutputs(request)
+    .filter((o) => o.name !== undefined && (o.name === tool || o.name.endsWith(`__${tool}`) || o.name.endsWith(`/${tool}`)))
+    .at(-1);
 }

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
-import { startAnthropicServer, startChatServer, startGeminiServer, startResponsesServer, reportFor, type FakeServer, type Turn } from './index';
+import { startAnthropicServer, startChatServer, startGeminiServer, startResponsesServer, reportFor, lastToolOutput, toolOutputs, type FakeServer, type Turn } from './index';
 
 /** The fake model servers themselves: framing, scripting, errors, side calls and the broken-stream retry. */
 
@@ -174,6 +174,82 @@ describe('fake model servers', () => {
   it('unknown routes are 404, never a crash', async () => {
     const server = track(await startResponsesServer([]));
     assert.equal((await post(server, '/v1/other', {})).status, 404);
+  });
+
+  describe('multi-turn scenarios (MCP tool chains)', () => {
+    it('a Responses function call can carry a namespace (how codex runs a deferred MCP tool)', async () => {
+      const server = track(await startResponsesServer([{ kind: 'tools', calls: [{ name: 'ask_orchestrator', namespace: 'mcp__caesar', args: { question: 'Which?' } }] }]));
+      const items = frames((await post(server, '/v1/responses', {})).body)
+        .filter((f) => f.event === 'response.output_item.done')
+        .map((f) => (f.data as { item: Record<string, unknown> }).item);
+      assert.deepEqual([items[0]?.type, items[0]?.name, items[0]?.namespace, items[0]?.arguments], ['function_call', 'ask_orchestrator', 'mcp__caesar', '{"question":"Which?"}']);
+      // Without a namespace the item has no such key at all.
+      const plain = track(await startResponsesServer([{ kind: 'tools', calls: [{ name: 'exec_command', args: {} }] }]));
+      const item = (frames((await post(plain, '/v1/responses', {})).body)[1]!.data as { item: Record<string, unknown> }).item;
+      assert.equal('namespace' in item, false);
+    });
+
+    it('toolOutputs pairs Anthropic tool_result blocks and Responses outputs with the calls they answer', () => {
+      const anthropic = toolOutputs({
+        path: '/v1/messages',
+        scripted: true,
+        text: '',
+        body: {
+          messages: [
+            { role: 'user', content: 'go' },
+            { role: 'assistant', content: [{ type: 'tool_use', id: 'tu_1', name: 'mcp__caesar__caesar_delegate', input: {} }] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_1', content: [{ type: 'text', text: '{"task_id":"t_1"}' }] }] },
+            { role: 'assistant', content: [{ type: 'tool_use', id: 'tu_2', name: 'mcp__caesar__caesar_await', input: {} }] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_2', content: 'boom', is_error: true }] },
+          ],
+        },
+      });
+      assert.deepEqual(anthropic, [
+        { callId: 'tu_1', name: 'mcp__caesar__caesar_delegate', text: '{"task_id":"t_1"}', isError: false },
+        { callId: 'tu_2', name: 'mcp__caesar__caesar_await', text: 'boom', isError: true },
+      ]);
+      const responses = {
+        path: '/v1/responses',
+        scripted: true,
+        text: '',
+        body: {
+          input: [
+            { type: 'function_call', call_id: 'c1', name: 'ask_orchestrator', namespace: 'mcp__caesar', arguments: '{}' },
+            // codex 0.171.0 sends an MCP result as an array of input_text parts (a wall-time line first).
+            { type: 'function_call_output', call_id: 'c1', output: [{ type: 'input_text', text: 'Wall time: 0.01 seconds\nOutput:' }, { type: 'input_text', text: 'Blue.' }] },
+            { type: 'custom_tool_call', call_id: 'c2', name: 'apply_patch', input: '' },
+            { type: 'custom_tool_call_output', call_id: 'c2', output: 'Success.' },
+          ],
+        },
+      };
+      assert.deepEqual(toolOutputs(responses), [
+        { callId: 'c1', name: 'mcp__caesar/ask_orchestrator', text: 'Wall time: 0.01 seconds\nOutput:\nBlue.', isError: false },
+        { callId: 'c2', name: 'apply_patch', text: 'Success.', isError: false },
+      ]);
+      assert.equal(lastToolOutput(responses, 'ask_orchestrator')?.callId, 'c1');
+      assert.equal(lastToolOutput(responses, 'submit_report'), undefined);
+    });
+
+    it('a dynamic turn is decided from the request, and repeats while asked to (polling)', async () => {
+      let polls = 0;
+      const script: Turn[] = [
+        {
+          kind: 'dynamic',
+          repeat: (r) => !r.text.includes('ready'),
+          play: (r) => (r.text.includes('ready') ? { kind: 'text', text: 'saw it' } : { kind: 'tools', calls: [{ name: 'poll', args: { n: ++polls } }] }),
+        },
+        { kind: 'text', text: 'after' },
+      ];
+      const server = track(await startAnthropicServer(script));
+      const ask = async (content: string) => JSON.parse((await post(server, '/v1/messages', { stream: false, tools, messages: [{ role: 'user', content }] })).body) as { content: Record<string, unknown>[]; stop_reason: string };
+      const first = await ask('not yet');
+      assert.deepEqual([first.stop_reason, first.content[0]?.name, first.content[0]?.input], ['tool_use', 'poll', { n: 1 }]);
+      assert.equal(server.remaining(), 2, 'a repeating turn stays in the script');
+      assert.deepEqual((await ask('still not')).content[0]?.input, { n: 2 });
+      assert.equal((await ask('ready now')).content[0]?.text, 'saw it');
+      assert.equal(server.remaining(), 1);
+      assert.equal((await ask('next')).content[0]?.text, 'after');
+    });
   });
 
   it('reportFor fills every property the strict schema requires', () => {

@@ -21,7 +21,7 @@ export const responsesDialect: Dialect = {
       effective.calls.forEach((call, i) => {
         const callId = `call_${seq}_${i}`;
         if (call.custom !== undefined) items.push({ type: 'custom_tool_call', id: `ctc_${seq}_${i}`, call_id: callId, name: call.name, input: resolve(call.custom, request), status: 'completed' });
-        else items.push({ type: 'function_call', id: `fc_${seq}_${i}`, call_id: callId, name: call.name, arguments: JSON.stringify(resolve(call.args, request)), status: 'completed' });
+        else items.push({ type: 'function_call', id: `fc_${seq}_${i}`, call_id: callId, name: call.name, ...(call.namespace ? { namespace: call.namespace } : {}), arguments: JSON.stringify(resolve(call.args, request)), status: 'completed' });
       });
     }
     const id = `resp_${seq}`;

@@ -182,3 +182,29 @@ export function run(command: string, args: string[], opts: { cwd: string; env: N
     });
   });
 }
+
+/** The bundled caesar CLI the live tests run (built by `npm run build`). */
+export const CAESAR_JS = path.resolve(__dirname, '..', '..', '..', 'dist', 'caesar.js');
+
+/** Runs `node dist/caesar.js …` to completion. */
+export function runCaesar(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Ran> {
+  return run(process.execPath, [CAESAR_JS, ...args], { cwd: opts.cwd, env: opts.env, timeoutMs: opts.timeoutMs ?? 360_000 });
+}
+
+/**
+ * The JSON object in a tool result as a CLI handed it to the model: claude 2.1.332 sends an MCP tool's
+ * `structuredContent` as JSON text (not its human text); codex 0.171.0 sends the text parts after a "Wall time…"
+ * line. Returns undefined when the text holds no JSON object.
+ */
+export function jsonInText(text: string): Record<string, unknown> | undefined {
+  const attempts = [text.trim(), text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)];
+  for (const candidate of attempts) {
+    try {
+      const parsed: unknown = JSON.parse(candidate);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}

@@ -76,10 +76,7 @@ export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolea
       const server = await SERVERS[agent](script);
       servers.push(server);
       const repo = makeRepo(path.join(root, `repo-${++count}`));
-      // claude and codex are refused by default as possibly being the orchestrator itself (reference policy); a user
-      // delegating to them from a plain terminal opts in the same way.
-      fs.mkdirSync(path.join(repo, '.caesar'), { recursive: true });
-      fs.writeFileSync(path.join(repo, '.caesar', 'config.toml'), '[policy]\nallow_recursion = true\n');
+      // The default configuration: from a terminal (no $CAESAR_DEPTH) no agent is refused for recursion, claude included.
       const env: NodeJS.ProcessEnv = { ...process.env, ...agentEnv(agent, server.url, home), PATH: `${binDir}:${process.env.PATH ?? ''}` };
       // As from a user's terminal: CI=true (set by the test runner under CI) changes some CLIs' behaviour.
       delete env.CI;

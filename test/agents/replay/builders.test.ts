@@ -203,9 +203,9 @@ describe('gemini command line', () => {
     assert.ok(hasPair(a, '--include-directories', TASK_DIR));
     assert.equal(a[a.indexOf('-p') + 1], 'Carry out the task brief given above.');
   });
-  it('no schema tier and no channel', () => {
+  it('no schema tier; the channel goes through private system settings (test/agents/channel-injection.test.ts)', () => {
     assert.equal(geminiAdapter.capabilities.schemaTier, false);
-    assert.equal(geminiAdapter.capabilities.channel, false);
+    assert.equal(geminiAdapter.capabilities.channel, true);
   });
 });
 

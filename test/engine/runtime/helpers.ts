@@ -26,7 +26,7 @@ export function buildCli(): Promise<string> {
   built ??= (async () => {
     const out = mkdtempSync(path.join(tmpdir(), 'caesar-test-build-'));
     const common = { bundle: true, platform: 'node' as const, target: 'node20', format: 'cjs' as const, logLevel: 'silent' as const, sourcemap: true };
-    await build({ ...common, entryPoints: [path.join(REPO_ROOT, 'src/cli/main.ts')], outfile: path.join(out, 'caesar.js') });
+    await build({ ...common, entryPoints: [path.join(REPO_ROOT, 'src/bin/caesar.ts')], outfile: path.join(out, 'caesar.js') });
     await build({ ...common, entryPoints: [path.join(REPO_ROOT, 'src/agents/demo/demo-agent.ts')], outfile: path.join(out, 'demo-agent.js') });
     process.env.CAESAR_CLI_JS = path.join(out, 'caesar.js');
     process.env.CAESAR_DEMO_AGENT_JS = path.join(out, 'demo-agent.js');

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -43,13 +44,20 @@ describe('engine runtime: report extraction (reference §1.8)', () => {
 });
 
 describe('engine runtime: report tiers (reference §2.8)', () => {
-  it('file beats everything; the channel flag names the source channel', async () => {
+  it('file beats everything; the source is channel only when the channel marker vouches for the exact bytes', async () => {
     const p = paths();
-    writeFileSync(p.report, JSON.stringify(R({ summary: 'from file' })));
+    const text = JSON.stringify(R({ summary: 'from file' }));
+    writeFileSync(p.report, text);
     writeFileSync(p.rawLog, JSON.stringify(R({ summary: 'from log' })));
     const file = await resolveReport(input(p, { translation: { finalText: JSON.stringify(R({ summary: 'final' })) } }));
     assert.deepEqual([file.source, file.report.summary, file.agent_report_valid], ['file', 'from file', true]);
-    assert.equal((await resolveReport(input(p, { channel: true }))).source, 'channel');
+    const channelReport = path.join(path.dirname(p.report), 'report.channel.json');
+    const withMarker = { ...p, channelReport };
+    assert.equal((await resolveReport(input(withMarker, { channel: true }))).source, 'file', 'no marker: the agent wrote the file itself');
+    writeFileSync(channelReport, JSON.stringify({ sha256: createHash('sha256').update(text).digest('hex'), submitted_at: new Date().toISOString() }));
+    assert.equal((await resolveReport(input(withMarker, { channel: true }))).source, 'channel');
+    writeFileSync(p.report, JSON.stringify(R({ summary: 'overwritten by hand after the submission' })));
+    assert.equal((await resolveReport(input(withMarker, { channel: true }))).source, 'file');
   });
 
   it('schema tier: final-message.txt wins over a diverging stdout final text, then structured output', async () => {

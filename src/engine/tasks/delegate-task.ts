@@ -1,0 +1,59 @@
+import * as path from 'node:path';
+import { loadConfig, type LoadedConfig } from '../../config';
+import { delegate, type DelegateOptions } from '../delegate';
+import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft } from '../resolve';
+import type { SkippedAgent } from '../../config';
+import { agentCatalogue } from './agents';
+
+/** What a front end asks for: the delegation request; the workspace defaults to the root. */
+export type DelegateTaskRequest = Omit<DelegationRequest, 'workspace'> & { workspace?: string };
+
+export interface DelegateTaskOptions {
+  /** The caller's environment: $CAESAR_DEPTH / $CAESAR_TASK_ID (recursion), PATH (agent lookup), $HOME (config). */
+  env?: NodeJS.ProcessEnv;
+  /** Added to the supervisor's environment only (tests: CAESAR_KILL_GRACE_MS). */
+  supervisorEnv?: NodeJS.ProcessEnv;
+  /** The CLI bundle the supervisor runs from (default: see delegate()). */
+  cliScript?: string;
+  /** false in an untrusted workspace: the repository's config may not name programs. */
+  trusted?: boolean;
+}
+
+export interface DelegatedTask {
+  id: string;
+  taskDir: string;
+  root: string;
+  /** The settings the task runs with, as resolved from the request, its role and the policy. */
+  launch: LaunchDraft;
+  /** Things to tell the user (network not closable, model not applied…); also info findings in the report. */
+  warnings: string[];
+  /** Agents of the role passed over, with why. */
+  skipped: SkippedAgent[];
+}
+
+/**
+ * The "delegate" use case every front end calls (CLI `run`, MCP `caesar_delegate`, the extension's Delegate flow):
+ * load the configuration layers → build the agent catalogue → resolve the delegation (policy, role, mode, isolation,
+ * network, model, timeout) → create the task directory (state `pending`, visible at once everywhere) and start its
+ * detached supervisor. Returns as soon as the supervisor is started; it never waits for the agent.
+ * Refusals (bad configuration included) are DelegationRefusedError, raised before anything is written.
+ */
+export async function delegateTask(root: string, request: DelegateTaskRequest, options: DelegateTaskOptions = {}): Promise<DelegatedTask> {
+  const env = options.env ?? process.env;
+  const absoluteRoot = path.resolve(root);
+  let loaded: LoadedConfig;
+  try {
+    loaded = await loadConfig({ root: absoluteRoot, env, ...(options.trusted !== undefined ? { trusted: options.trusted } : {}) });
+  } catch (err) {
+    throw new DelegationRefusedError('config', (err as Error).message);
+  }
+  const catalogue = agentCatalogue(loaded, { env, root: absoluteRoot });
+  const workspace = path.resolve(request.workspace ?? absoluteRoot);
+  const resolution = await resolveDelegation({ ...request, workspace }, { loaded, catalogue, root: absoluteRoot, env });
+  const delegateOptions: DelegateOptions = {
+    ...(options.supervisorEnv ? { env: options.supervisorEnv } : {}),
+    ...(options.cliScript ? { cliScript: options.cliScript } : {}),
+  };
+  const { id, taskDir } = await delegate({ ...resolution.launch, root: absoluteRoot }, delegateOptions);
+  return { id, taskDir, root: absoluteRoot, launch: resolution.launch, warnings: resolution.warnings, skipped: resolution.skipped };
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+/** Shapes shared by several tools' input and output schemas (zod; the SDK publishes them as JSON Schema). */
+
+export const TaskIdInput = z.string().min(1).describe('A task id as returned by caesar_delegate (t_ followed by 32 hex digits).');
+
+export const QuestionShape = z.object({
+  id: z.string(),
+  question: z.string(),
+  options: z.array(z.string()),
+  asked_at: z.string(),
+});
+
+export const FileChangeShape = z.object({
+  path: z.string(),
+  old_path: z.string().optional(),
+  action: z.enum(['created', 'modified', 'deleted', 'renamed']),
+  additions: z.number(),
+  deletions: z.number(),
+  binary: z.boolean(),
+});
+
+export const ReportSummaryShape = z
+  .object({
+    status: z.string(),
+    summary: z.string(),
+    changes: z.array(z.object({ path: z.string(), action: z.string() }).loose()),
+    changes_verified_by: z.enum(['git', 'declaration']),
+    report_source: z.string(),
+    findings: z.array(z.object({ severity: z.string(), title: z.string() }).loose()),
+    questions: z.array(z.unknown()),
+    next_steps: z.array(z.string()),
+    files: z.array(FileChangeShape),
+    usage: z.record(z.string(), z.unknown()).optional(),
+  })
+  .describe('The reconciled report: the agent\'s claims checked against git.');
+
+/** What caesar_await and caesar_status say about one task. */
+export const TaskOutcomeShape = z.object({
+  task_id: z.string(),
+  status: z.string().describe('pending | running | succeeded | failed | cancelled | timed_out | lost, or unknown / invalid for an id that names no task'),
+  pending: z.boolean().describe('true while the task is still running (or waiting for a slot)'),
+  agent: z.string().optional(),
+  role: z.string().optional(),
+  phase: z.string().optional(),
+  error: z.string().optional(),
+  pending_questions: z.array(QuestionShape).optional(),
+  report: ReportSummaryShape.nullable().optional(),
+  message: z.string().optional(),
+});

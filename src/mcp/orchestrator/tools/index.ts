@@ -1,0 +1,29 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { OrchestratorContext } from '../context';
+import { ElicitationRelay } from '../elicitation';
+import { registerCatalogueTools } from './catalogue';
+import { registerReviewTools } from './review';
+import { registerTaskTools } from './tasks';
+
+export type { OrchestratorContext };
+
+
+export const ORCHESTRATOR_TOOL_NAMES = [
+  'caesar_delegate',
+  'caesar_await',
+  'caesar_status',
+  'caesar_logs',
+  'caesar_cancel',
+  'caesar_diff',
+  'caesar_apply',
+  'caesar_list_agents',
+  'caesar_list_roles',
+  'caesar_answer',
+] as const;
+
+/** The ten tools, each a thin adapter over src/engine/tasks. */
+export function registerOrchestratorTools(server: McpServer, ctx: OrchestratorContext): void {
+  registerTaskTools(server, ctx, new ElicitationRelay(server.server, ctx.root));
+  registerReviewTools(server, ctx);
+  registerCatalogueTools(server, ctx);
+}
