@@ -39,6 +39,20 @@ export function missingPieces(paths = editorPaths()) {
   return missing;
 }
 
+/**
+ * The environment for an npm we start ourselves: the caller's, minus every `npm_*` variable. Run under `npm start` or
+ * `npm test`, the outer npm exports its own settings (npm_config_user_agent names Node 20, npm_config_prefix, …);
+ * an inner `npm install` that inherits them believes it runs on the outer Node — code-server's install then refuses
+ * with "requires node v24. We have detected that you are on node v20".
+ */
+export function cleanNpmEnv(extra = {}) {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^npm_/i.test(key) && key !== 'INIT_CWD') env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
 function run(cmd, args, opts) {
   console.error(`$ ${cmd} ${args.join(' ')}   (in ${opts.cwd})`);
   const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
@@ -54,7 +68,8 @@ function npmProject(dir) {
 export function installEditor(paths = editorPaths()) {
   if (!existsSync(paths.node)) {
     npmProject(paths.nodeDir);
-    run('npm', ['install', '--no-audit', '--no-fund', `node@${NODE_MAJOR}`], { cwd: paths.nodeDir });
+    console.error(`installing Node ${NODE_MAJOR} into ${paths.nodeDir} (about 10 s)`);
+    run('npm', ['install', '--no-audit', '--no-fund', `node@${NODE_MAJOR}`], { cwd: paths.nodeDir, env: cleanNpmEnv() });
     if (!existsSync(paths.node)) throw new Error(`npm installed node@${NODE_MAJOR} but ${paths.node} does not exist`);
   }
   if (!existsSync(paths.codeServer)) {
@@ -65,11 +80,11 @@ export function installEditor(paths = editorPaths()) {
     }
     npmProject(paths.codeServerDir);
     // code-server's native modules must build against Node 24 (its runtime), not the project's Node 20.
-    const env = {
-      ...process.env,
+    const env = cleanNpmEnv({
       PATH: `${join(paths.nodeHome, 'bin')}:${process.env.PATH}`,
       npm_config_nodedir: paths.nodeHome,
-    };
+    });
+    console.error(`installing code-server ${CODE_SERVER_VERSION} into ${paths.codeServerDir} (2–4 minutes, ~600 MB)`);
     run('npm', ['install', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`], { cwd: paths.codeServerDir, env });
     if (!existsSync(paths.codeServer)) throw new Error(`npm installed code-server but ${paths.codeServer} does not exist`);
   }

@@ -1,5 +1,6 @@
-// Suite entry for scripts/test.mjs: runs `npm start -- --smoke` inside a loopback-only network namespace, so the
-// README's first command is proven on every run. Exit 77 (SKIPPED) where the namespace or the editor is unavailable.
+// Suite entry for scripts/test.mjs: runs `npm start -- --smoke` (which starts the editor inside a loopback-only
+// network namespace where it can), so the README's first command is proven on every run. Exit 77 (SKIPPED) where the
+// namespace or the editor is unavailable.
 import { spawnSync } from 'node:child_process';
 import { missingPieces } from './setup-editor.mjs';
 
@@ -13,5 +14,5 @@ if (missing.length) {
   console.log(`SKIPPED: ${missing.join('; ')}`);
   process.exit(77);
 }
-const run = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up; exec node scripts/start.mjs --smoke'], { stdio: 'inherit' });
+const run = spawnSync(process.execPath, ['scripts/start.mjs', '--smoke'], { stdio: 'inherit' });
 process.exit(run.status ?? 1);

@@ -1,28 +1,53 @@
 // The whole test suite, as `npm test` runs it (after the build and the typecheck). Each suite is its own process.
-// A suite that cannot run on this machine exits with SKIP_CODE after printing "SKIPPED: <reason>"; under CI=true a
-// skip is a failure, because CI must prove everything.
+// First it installs what the suites need and npm can bring (Node 24 + code-server for the editor, the pinned agent
+// CLIs) into the versioned cache outside the clone, so a newcomer's first `npm test` runs everything it can; what npm
+// cannot bring (Debian's chromium) is named with the exact command. A suite that still cannot run exits with
+// SKIP_CODE after printing "SKIPPED: <reason>". Leaving a suite out is an explicit opt-out (CAESAR_TEST_SKIP=live,editor),
+// printed in the summary. Under CI=true any skip is a failure, because CI must prove everything.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { editorPaths, installEditor, missingPieces } from './setup-editor.mjs';
 
 export const SKIP_CODE = 77;
 
 const suites = [
   // Under CI a pending (skipped) mocha test fails the run: CI must prove everything.
-  { name: 'unit and integration (mocha)', command: ['npx', 'mocha', ...(process.env.CI === 'true' ? ['--forbid-pending'] : [])] },
-  { name: 'agent CLIs, live (real binaries, fake model servers, no network)', command: ['node', 'test/agents/live/run.mjs'] },
-  { name: 'editor (extension host tests + Playwright UI in code-server)', command: ['node', 'test/extension/run.mjs'] },
+  { key: 'mocha', name: 'unit and integration (mocha)', command: ['npx', 'mocha', ...(process.env.CI === 'true' ? ['--forbid-pending'] : []), 'test/**/*.test.ts'] },
+  { key: 'live', name: 'agent CLIs, live (real binaries, fake model servers, no network)', command: ['node', 'test/agents/live/run.mjs'] },
+  { key: 'editor', name: 'editor (extension host tests + Playwright UI in code-server)', command: ['node', 'test/extension/run.mjs'] },
   // The README's first command, for real: build, install into code-server, start it, run a demo task.
-  { name: 'npm start (smoke)', command: ['node', 'scripts/start-smoke.mjs'] },
+  { key: 'start', name: 'npm start (smoke)', command: ['node', 'scripts/start-smoke.mjs'] },
 ];
 
 const only = process.argv.slice(2);
 const ci = process.env.CI === 'true';
+const optedOut = (process.env.CAESAR_TEST_SKIP ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const unknown = optedOut.filter((key) => !suites.some((s) => s.key === key));
+if (unknown.length) {
+  console.error(`CAESAR_TEST_SKIP names unknown suites: ${unknown.join(', ')} (known: ${suites.map((s) => s.key).join(', ')})`);
+  process.exit(2);
+}
+const selected = suites.filter((suite) => !only.length || only.some((o) => suite.name.includes(o) || suite.key === o));
+const wanted = (key) => selected.some((s) => s.key === key) && !optedOut.includes(key);
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const notes = [];
 
-for (const suite of suites) {
-  if (only.length && !only.some((o) => suite.name.includes(o))) continue;
+prepare();
+
+for (const suite of selected) {
+  if (optedOut.includes(suite.key)) {
+    if (ci) {
+      failed++;
+      console.log(`\n=== FAILED: ${suite.name} (opted out with CAESAR_TEST_SKIP=${suite.key}, which CI=true does not allow)`);
+    } else {
+      skipped++;
+      notes.push(`${suite.name}: opted out (CAESAR_TEST_SKIP=${suite.key})`);
+      console.log(`\n=== SKIPPED: ${suite.name} (opted out with CAESAR_TEST_SKIP=${suite.key})`);
+    }
+    continue;
+  }
   const script = suite.command[0] === 'node' ? suite.command[1] : undefined;
   console.log(`\n=== ${suite.name}`);
   if (script && !existsSync(script)) {
@@ -38,6 +63,7 @@ for (const suite of suites) {
     console.log(`=== passed: ${suite.name} (${seconds} s)`);
   } else if (result.status === SKIP_CODE && !ci) {
     skipped++;
+    notes.push(`${suite.name}: skipped (the reason is printed above its result)`);
     console.log(`=== SKIPPED: ${suite.name} (see the reason above)`);
   } else {
     failed++;
@@ -46,5 +72,39 @@ for (const suite of suites) {
   }
 }
 
+for (const note of notes) console.log(`note: ${note}`);
 console.log(`\nsuites: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exitCode = failed ? 1 : 0;
+
+/**
+ * Installs, into the versioned cache, what the selected suites need and npm can bring; idempotent and quick when
+ * everything is there. A failed install is reported here and the suite concerned then says SKIPPED with its reason.
+ */
+function prepare() {
+  const started = Date.now();
+  const paths = editorPaths();
+  if (wanted('editor') || wanted('start')) {
+    const missing = missingPieces(paths);
+    if (missing.some((m) => !m.includes('chromium'))) {
+      console.log(`\n=== installing the editor test tools into ${paths.cache} (first run only, a few minutes)`);
+      try {
+        installEditor(paths);
+      } catch (err) {
+        if (!String(err.message).includes('chromium')) console.log(`could not install the editor: ${err.message}`);
+      }
+    }
+    if (!existsSync(paths.chromium) && wanted('editor')) {
+      console.log(
+        `\nThe editor suite drives Debian's Chromium, which npm cannot install. Install it with:\n` +
+          `  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium libkrb5-dev\n` +
+          `or leave the suite out: CAESAR_TEST_SKIP=editor npm test`,
+      );
+    }
+  }
+  if (wanted('live')) {
+    console.log('\n=== the pinned agent CLIs (installed into the cache when missing; ~1.5 GB the first time)');
+    const install = spawnSync(process.execPath, ['test/agents/live/install.mjs'], { stdio: 'inherit' });
+    if (install.status !== 0) console.log('some agent CLIs could not be installed: the live suite will say which');
+  }
+  console.log(`=== prepared in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}

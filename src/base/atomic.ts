@@ -43,3 +43,13 @@ export async function createExclusive(file: string, data: string | Uint8Array): 
     await fs.rm(temp, { force: true });
   }
 }
+
+/** A configuration file's text, or '' when it does not exist yet (the writer will create it). */
+export async function readTextOrEmpty(file: string): Promise<string> {
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw err;
+  }
+}

@@ -34,6 +34,8 @@ export class ExitCode extends Error {
 }
 
 export function processIo(): CliIo {
+  endQuietlyWhenReaderCloses(process.stdout);
+  endQuietlyWhenReaderCloses(process.stderr);
   return {
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
@@ -48,6 +50,21 @@ export function processIo(): CliIo {
       return process.stdout.columns;
     },
   };
+}
+
+/**
+ * `caesar watch | head -5`: once the reader is gone, the next write fails with EPIPE. Nobody is left to read anything
+ * we could say, so the command ends at once, quietly and with success, instead of dying on an unhandled error with a
+ * stack trace. Detached work (a task's supervisor) is not ours to stop and goes on. Other write errors stay fatal.
+ */
+const guardedStreams = new WeakSet<NodeJS.WriteStream>();
+function endQuietlyWhenReaderCloses(stream: NodeJS.WriteStream): void {
+  if (guardedStreams.has(stream)) return;
+  guardedStreams.add(stream);
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT.ok);
+    throw err;
+  });
 }
 
 /** Pretty JSON on one write, for `--json` outputs that must be parseable as a whole. */

@@ -1,5 +1,7 @@
 import { ENV } from '../protocol';
-import type { LayerName, Origin, PolicyConfig, PolicyKey } from './schema';
+import { parse } from 'smol-toml';
+import { ConfigEditError } from './errors';
+import { POLICY_TOML_KEY, PolicyLayerSchema, type LayerName, type Origin, type PolicyConfig, type PolicyKey } from './schema';
 
 export type PolicyRule = 'denied' | 'allowlist' | 'depth' | 'recursion';
 
@@ -12,13 +14,13 @@ export interface PolicyRefusal {
   remedy: string;
 }
 
-/**
- * Agents refused when allow_recursion is false. The reference names only `claude`, the orchestrator it was built for
- * (Claude Code delegating to itself is the loop the flag guards against). We keep exactly that: the orchestrator
- * here may be VS Code's chat, a terminal, or any MCP client, and nothing tells us reliably which agent it runs in;
- * guessing would refuse legitimate delegations. Runaway chains are bounded by max_depth whatever the agent.
+/*
+ * Recursion is decided by depth, not by name (reference §4.3.4 named `claude`, assuming the orchestrator is Claude
+ * Code; a person in a terminal or the editor, and VS Code's chat, are not). Every task's agent runs with $CAESAR_DEPTH
+ * (its task's depth) and $CAESAR_AGENT: a delegation from depth 0 — a terminal, the editor, a chat — is never
+ * recursion, so `claude` runs by default there; chains are bounded by max_depth whatever the agent; and
+ * allow_recursion = false only refuses a task's agent delegating to ITS OWN agent (claude inside a claude task).
  */
-export const RECURSION_AGENTS: readonly string[] = ['claude'];
 
 /** The `--global` / `--local` flag that targets a layer on the command line (the project layer needs none). */
 export function layerFlag(origin: Origin): string {
@@ -26,7 +28,76 @@ export function layerFlag(origin: Origin): string {
 }
 
 export function layerLabel(origin: Origin | LayerName): string {
-  return origin === 'default' ? 'the built-in default' : `the ${origin} config`;
+  return origin === 'default' ? 'the built-in default' : `the ${origin} config, ${layerFileLabel(origin)}`;
+}
+
+/** Where a layer's file is, as a user finds it: under the caesar root, or in their home folder. */
+export function layerFileLabel(scope: LayerName): string {
+  return scope === 'global' ? '~/.config/caesar/config.toml' : scope === 'local' ? '.caesar/config.local.toml' : '.caesar/config.toml';
+}
+
+/**
+ * How to change one policy value, for messages that ask the user to: the command, and the file it writes. It targets
+ * the layer that decides the value today (the project layer when it is the built-in default), so the change takes
+ * effect instead of being shadowed by a more specific layer.
+ */
+export function policyChange(key: PolicyKey, value: string, origin: Origin = 'default'): string {
+  const scope = layerOf(origin);
+  const tomlKey = POLICY_TOML_KEY[key];
+  return `\`caesar policy set ${tomlKey} ${value}${layerFlag(scope)}\` (sets ${tomlKey} in [policy] of ${layerFileLabel(scope)})`;
+}
+
+/** The layer a change should go to: the one deciding today, the project layer in place of the built-in default. */
+function layerOf(origin: Origin): LayerName {
+  return origin === 'default' ? 'project' : origin;
+}
+
+/** The [policy] keys as spelled in a config file, in the order `caesar policy show` lists them. */
+export const POLICY_TOML_KEYS: readonly string[] = Object.values(POLICY_TOML_KEY);
+
+/**
+ * A value typed on a command line for one [policy] key, checked by the schema that loading uses. It is read as TOML
+ * first (`true`, `4`, `"10m"`, `["codex"]`), else as a bare word; a list key also takes `codex,claude` (and `""` for
+ * an empty list). Returns the value to write in the file.
+ */
+export function parsePolicyValue(tomlKey: string, text: string): unknown {
+  if (!POLICY_TOML_KEYS.includes(tomlKey)) {
+    throw new ConfigEditError(`Unknown policy key "${tomlKey}". The keys are: ${POLICY_TOML_KEYS.join(', ')}.`);
+  }
+  let value: unknown = text;
+  try {
+    value = parse(`value = ${text}`).value;
+  } catch {
+    /* not a TOML value: a bare word, taken as a string */
+  }
+  const isList = tomlKey === 'allowed' || tomlKey === 'denied';
+  if (isList && typeof value === 'string') value = value.split(',').map((item) => item.trim()).filter(Boolean);
+  const checked = PolicyLayerSchema.safeParse({ [tomlKey]: value });
+  if (!checked.success) {
+    const problem = checked.error.issues[0]?.message ?? 'invalid value';
+    throw new ConfigEditError(`Invalid value ${JSON.stringify(text)} for ${tomlKey}: ${problem}.${valueHint(tomlKey)}`);
+  }
+  return value;
+}
+
+function valueHint(tomlKey: string): string {
+  switch (tomlKey) {
+    case 'allowed':
+    case 'denied':
+      return ' Give agent ids separated by commas, e.g. codex,claude ("" for none).';
+    case 'default_timeout':
+      return ' Give a duration such as 90s, 10m or 1h.';
+    case 'allow_recursion':
+    case 'allow_inplace_write':
+    case 'default_channel':
+      return ' Give true or false.';
+    case 'max_parallel':
+      return ' Give a whole number of 1 or more.';
+    case 'max_depth':
+      return ' Give a whole number of 0 or more.';
+    default:
+      return '';
+  }
 }
 
 export interface PolicyCheck {
@@ -34,6 +105,8 @@ export interface PolicyCheck {
   depth?: number;
   /** Where each policy field comes from, so remedies target the right layer. */
   provenance?: Partial<Record<PolicyKey, Origin>>;
+  /** The agent of the task this delegation is made from ($CAESAR_AGENT inside a task); absent at depth 0. */
+  parentAgent?: string;
 }
 
 /** The four rules, in order; the first refusal wins. `denied` beats `allowed`. */
@@ -61,16 +134,17 @@ export function checkPolicy(policy: PolicyConfig, agent: string, check: PolicyCh
       agent,
       reason:
         `This delegation would have depth ${check.depth} and max_depth is ${policy.max_depth} ` +
-        `(a delegation from the top level has depth 1; each nested delegation adds one).`,
-      remedy: `Raise max_depth in [policy] (${layerLabel(from('max_depth'))}) or delegate from a shallower level.`,
+        (check.depth > 1 ? `(it is made by a task's agent running at depth ${check.depth - 1}, its $${ENV.depth}; ` : '(') +
+        `a delegation from the top level has depth 1; each nested delegation adds one).`,
+      remedy: `Raise max_depth with ${policyChange('max_depth', String(check.depth), from('max_depth'))}, or delegate from a shallower level.`,
     };
   }
-  if (!policy.allow_recursion && RECURSION_AGENTS.includes(agent)) {
+  if (!policy.allow_recursion && check.parentAgent === agent) {
     return {
       rule: 'recursion',
       agent,
-      reason: `Agent "${agent}" may be the orchestrator itself, and recursion is not allowed (allow_recursion = false).`,
-      remedy: `Set allow_recursion = true in the [policy] table of a config file (${layerLabel(from('allow_recursion'))} decides today).`,
+      reason: `Agent "${agent}" would delegate to itself from inside its own task, and recursion is not allowed (allow_recursion = false).`,
+      remedy: `To allow it: ${policyChange('allow_recursion', 'true', from('allow_recursion'))}.`,
     };
   }
   return undefined;
@@ -89,4 +163,11 @@ export function allowlistWarning(before: string[], agent: string): string | unde
 export function nextDelegationDepth(env: NodeJS.ProcessEnv = process.env): number {
   const parent = Number.parseInt(env[ENV.depth] ?? '', 10);
   return (Number.isFinite(parent) && parent >= 0 ? parent : 0) + 1;
+}
+
+/** The agent running the task this process belongs to ($CAESAR_AGENT with $CAESAR_DEPTH ≥ 1); undefined at the top level. */
+export function delegatingAgent(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (nextDelegationDepth(env) < 2) return undefined;
+  const agent = env[ENV.agent]?.trim();
+  return agent ? agent : undefined;
 }

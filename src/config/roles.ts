@@ -6,7 +6,8 @@ import type { RoleConfig } from './schema';
  * The roles every project has until a layer redefines them. The fallback order starts with the reference's agents
  * (codex, antigravity, opencode) and continues with the rest of our catalogue, so a machine with only Claude Code,
  * Gemini CLI or Copilot still gets a pick. `claude` stays last-ish because, without allow_recursion, the policy skips
- * it. Isolation/network/timeout left unset inherit [policy], so changing the policy default reaches the roles too.
+ * it inside a claude task. Isolation/network/timeout left unset inherit [policy], so changing the policy default
+ * reaches the roles too.
  */
 export const DEFAULT_ROLES: readonly RoleConfig[] = [
   {
@@ -97,7 +98,12 @@ export type RolePick = { agent: string; skipped: SkippedAgent[] } | { agent?: un
 /** Walks the role's agents in order and takes the first usable one, keeping each skip's reason. */
 export async function pickRoleAgent(role: RoleConfig, judge: RolePickJudge): Promise<RolePick> {
   if (role.agents.length === 0) {
-    return { skipped: [], reason: `Role "${role.name}" lists no agent: give it some with agents = ["…"] in its [[role]] entry.` };
+    return {
+      skipped: [],
+      reason:
+        `Role "${role.name}" lists no agent: give it some with \`caesar role add ${role.name} --agents <id,…> --mode ${role.mode}\` ` +
+        `(rewrites its [[role]] entry in .caesar/config.toml; --local or --global for the other config files).`,
+    };
   }
   const skipped: SkippedAgent[] = [];
   for (const agent of role.agents) {

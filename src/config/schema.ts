@@ -92,6 +92,7 @@ export const PolicyLayerSchema = z.strictObject({
   allow_recursion: z.boolean().optional(),
   allow_inplace_write: z.boolean().optional(),
   max_depth: z.number().int().nonnegative().optional(),
+  default_channel: z.boolean().optional(),
 });
 
 export const WorktreeLayerSchema = z.strictObject({
@@ -171,6 +172,8 @@ export interface PolicyConfig {
    * 0 forbids delegation.
    */
   max_depth: number;
+  /** Offer the MCP return channel to every delegation that does not say otherwise (`--channel`, `channel: true`). */
+  default_channel: boolean;
 }
 
 export type PolicyKey = keyof PolicyConfig;
@@ -183,6 +186,7 @@ export const POLICY_TOML_KEY: Record<PolicyKey, string> = {
   default_mode: 'default_mode',
   default_network: 'default_network',
   default_timeout_ms: 'default_timeout',
+  default_channel: 'default_channel',
   allow_recursion: 'allow_recursion',
   allow_inplace_write: 'allow_inplace_write',
   max_depth: 'max_depth',
@@ -215,6 +219,7 @@ export const DEFAULT_POLICY: PolicyConfig = {
   allow_recursion: false,
   allow_inplace_write: false,
   max_depth: 2,
+  default_channel: false,
 };
 
 export function toRoleConfig(role: z.infer<typeof RoleSchema>): RoleConfig {

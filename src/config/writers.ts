@@ -1,8 +1,7 @@
-import { promises as fs } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { parse, stringify } from 'smol-toml';
 import { ConfigEditError } from './errors';
-import { writeFileAtomic } from '../base/atomic';
+import { readTextOrEmpty, writeFileAtomic } from '../base/atomic';
 import { layerFiles, parseToml, validateLayer, type LayerFiles } from './layers';
 import type { LayerName } from './schema';
 import { appendArrayItem, removeArrayItem, removeTableKey, setTableKey, scanSections } from './toml-source';
@@ -40,18 +39,10 @@ export interface WriteResult {
 
 type Raw = Record<string, unknown>;
 
-async function readText(file: string): Promise<string> {
-  try {
-    return await fs.readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
-    throw err;
-  }
-}
 
 /** The raw TOML data of a layer file ({} when absent), validated so a broken file is never edited blind. */
 export async function readLayerRaw(file: string): Promise<Raw> {
-  const text = await readText(file);
+  const text = await readTextOrEmpty(file);
   const raw = parseToml(file, text);
   validateLayer(file, text, raw);
   return raw;
@@ -63,7 +54,7 @@ function plain(value: unknown): unknown {
 
 /** The generic edit: `mutate` says what the data must become, `edit` tries to get there on the text. */
 export async function editLayer(file: string, mutate: (raw: Raw) => void, edit: (text: string) => string | undefined): Promise<WriteResult> {
-  const text = await readText(file);
+  const text = await readTextOrEmpty(file);
   const raw = parseToml(file, text);
   validateLayer(file, text, raw);
   const intended = plain(raw) as Raw;

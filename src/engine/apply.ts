@@ -7,7 +7,7 @@ import { readJsonFile, writeJsonAtomic } from './atomic';
 import { gitText, gitToplevel, runGit } from './git';
 import { worktreeDiff, type DiffResult } from './reconcile';
 import { AppliedDocSchema, type AppliedDoc } from './result';
-import { ACTIVE_STATUSES, type TaskState } from './state';
+import { ACTIVE_STATUSES, type DiscardedDoc, type TaskState } from './state';
 import { removeWorktree } from './worktree';
 
 export const APPLIED_FILE = 'applied.json';
@@ -25,15 +25,10 @@ export async function readApplied(root: string, id: string): Promise<AppliedDoc 
   return readJsonFile(appliedPath(root, id), AppliedDocSchema);
 }
 
-export interface DiscardedDoc {
-  discarded_at: string;
-  worktree: string;
-  branch?: string;
-  by: 'discard' | 'gc';
-  reason?: string;
-}
+export type { DiscardedDoc } from './state';
 
-export type ApplyFailure = 'no_worktree' | 'worktree_missing' | 'active' | 'conflicts';
+/** Why nothing was applied. `already_applied` is no failure: the work is in the workspace already. */
+export type ApplyFailure = 'no_worktree' | 'worktree_missing' | 'active' | 'conflicts' | 'already_applied';
 
 export interface ApplyOutcome {
   applied: boolean;
@@ -71,7 +66,9 @@ export async function applyTask(options: { root: string; state: TaskState; files
   if (!state.worktree || !state.base_ref) {
     return { applied: false, reason: 'no_worktree', files: [], conflicts: [], message: `Task ${state.id} did not run in a worktree: its changes are already in the workspace; there is nothing to apply.` };
   }
+  const earlier = await readApplied(root, state.id).catch(() => undefined);
   if (!existsSync(state.worktree)) {
+    if (earlier) return alreadyApplied(state, earlier, { worktreeGone: true });
     return { applied: false, reason: 'worktree_missing', files: [], conflicts: [], message: `The worktree of task ${state.id} (${state.worktree}) no longer exists (discarded or collected); there is nothing to apply.` };
   }
   if (isTaskActive(state)) {
@@ -79,11 +76,22 @@ export async function applyTask(options: { root: string; state: TaskState; files
     return { applied: false, reason: 'active', files: [], conflicts: [], message: `Task ${state.id} is still ${state.status}; wait for it to finish (or cancel it) before applying.` };
   }
   const target = await applyTarget(state);
-  const diff = await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths, options.files?.length ? { only: options.files } : {});
-  const files = diff.files.map((f) => f.path);
+  let diff = await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths, options.files?.length ? { only: options.files } : {});
   if (diff.is_empty) {
     return { applied: true, empty: true, files: [], conflicts: [], message: `Task ${state.id} changed nothing; there is nothing to apply.` };
   }
+  if (earlier) {
+    // Applied before: only files not applied then are left (a first apply may have been limited with --files).
+    const before = new Set(earlier.files);
+    const remaining = diff.files.filter((f) => !before.has(f.path)).map((f) => f.path);
+    if (remaining.length === 0) {
+      // Still applicable means the user reverted those changes since: applying them again is what they ask for.
+      if ((await gitApply(target, diff.patch_bytes, ['--check'])).code !== 0) return alreadyApplied(state, earlier);
+    } else if (remaining.length < diff.files.length) {
+      diff = await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths, { only: remaining });
+    }
+  }
+  const files = diff.files.map((f) => f.path);
 
   const check = await gitApply(target, diff.patch_bytes, ['--check']);
   if (check.code !== 0) {
@@ -101,9 +109,27 @@ export async function applyTask(options: { root: string; state: TaskState; files
     // The check passed a moment ago: the workspace changed in between. git apply writes nothing when it fails.
     return { applied: false, reason: 'conflicts', files, conflicts: files, message: `Nothing was applied: the workspace changed during apply (${firstError(applied.stderr)}). Retry.` };
   }
-  const record: AppliedDoc = { applied_at: new Date().toISOString(), patch_digest: diff.patch_digest, files };
+  const allApplied = [...new Set([...(earlier?.files ?? []), ...files])];
+  // Once every file of the task is in, the record carries the whole diff's digest: gc knows it may collect the worktree.
+  const whole = options.files?.length || earlier ? await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths) : diff;
+  const complete = whole.files.every((f) => allApplied.includes(f.path));
+  const record: AppliedDoc = { applied_at: new Date().toISOString(), patch_digest: complete ? whole.patch_digest : diff.patch_digest, files: allApplied };
   await writeJsonAtomic(appliedPath(root, state.id), record);
   return { applied: true, files, conflicts: [], message: `Applied ${files.length} file(s) to ${target}.`, applied_at: record.applied_at, patch_digest: record.patch_digest };
+}
+
+function alreadyApplied(state: TaskState, earlier: AppliedDoc, options: { worktreeGone?: boolean } = {}): ApplyOutcome {
+  return {
+    applied: false,
+    reason: 'already_applied',
+    files: earlier.files,
+    conflicts: [],
+    applied_at: earlier.applied_at,
+    patch_digest: earlier.patch_digest,
+    message:
+      `Task ${state.id} was already applied (${earlier.applied_at}, ${earlier.files.length} file(s)): its changes are in your workspace, ` +
+      `nothing is left to apply.${options.worktreeGone ? '' : ` Remove its worktree and branch with \`caesar discard ${state.id}\`.`}`,
+  };
 }
 
 /** The toplevel of the user's workspace, after checking it is the repository the worktree belongs to. */

@@ -79,11 +79,13 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
       ...(resolved.agent_report_error ? { agent_report_error: resolved.agent_report_error } : {}),
       ...(diff ? { diff: { files: diff.files, is_empty: diff.is_empty } } : {}),
     };
+    // The supervisor's order (result, final state, then `finished`), so a follower that sees `finished` finds both.
     await writeJsonAtomic(paths.result, result);
-    await appendFinished(paths.events, task, { status: 'failed', summary: why });
     const final: TaskState = { ...state, status: 'failed', ended_at: new Date().toISOString(), error: why, report_status: report.status, report_source: resolved.source, changes_verified_by: reconciled.changes_verified_by };
     delete final.phase;
+    delete final.agent_pid;
     await writeJsonAtomic(paths.state, final);
+    await appendFinished(paths.events, task, { status: 'failed', summary: why });
     return { id: task.id, ...pid(state), agent_stopped: agentStopped, changed_files: diff?.files.length ?? 0 };
   } finally {
     await fs.rm(lock, { force: true });

@@ -89,6 +89,7 @@ export function initialState(spec: LaunchSpec): TaskState {
     ...(spec.model ? { model: spec.model } : {}),
     timeout_ms: spec.timeout_ms,
     depth: spec.depth,
+    ...(spec.parent_task_id ? { parent_task_id: spec.parent_task_id } : {}),
     created_at: spec.created_at,
     root: spec.root,
     workspace: spec.workspace,

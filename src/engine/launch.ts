@@ -38,6 +38,8 @@ export const LaunchSpecSchema = z.object({
   model: z.string().optional(),
   timeout_ms: z.number().int().positive(),
   depth: z.number().int().nonnegative().default(0),
+  /** The task whose agent delegated this one ($CAESAR_TASK_ID at delegation), so UIs can nest sub-tasks. */
+  parent_task_id: z.string().refine(isSafeId, 'not a safe task id').optional(),
   channel: z.boolean().default(false),
   extra_args: z.array(z.string()).default([]),
   allow_inplace_write: z.boolean().default(false),

@@ -22,7 +22,7 @@ export class RequestError extends Error {
   override readonly name = 'RequestError';
   constructor(
     message: string,
-    readonly code: 'unknown_task' | 'unknown_question' | 'already_answered' | 'expired' | 'invalid_id' | 'finished',
+    readonly code: 'unknown_task' | 'unknown_question' | 'already_answered' | 'expired' | 'invalid_id' | 'finished' | 'unknown_file',
   ) {
     super(message);
   }
@@ -63,9 +63,7 @@ export async function answerQuestion(
   }
   if (!(await exists(paths.state))) throw new RequestError(`Unknown task "${taskId}".`, 'unknown_task');
   const question = await readJsonFile(path.join(paths.questionsDir, `${questionId}.json`), QuestionFileSchema);
-  if (!question) {
-    throw new RequestError(`Task "${taskId}" has no question "${questionId}".`, 'unknown_question');
-  }
+  if (!question) throw new RequestError(await unknownQuestionMessage(root, taskId, questionId), 'unknown_question');
   if (question.expired_at) {
     throw new RequestError(
       `Question "${questionId}" expired at ${question.expired_at}: the agent stopped waiting and went on with its own judgment.`,
@@ -83,6 +81,15 @@ export async function answerQuestion(
     );
   }
   return answer;
+}
+
+/** Names the questions that are waiting, so whoever mistyped an id sees the ones they can answer. */
+export async function unknownQuestionMessage(root: string, taskId: string, questionId: string): Promise<string> {
+  const pending = await pendingQuestions(root, taskId).catch(() => [] as QuestionFile[]);
+  const headline = `Task "${taskId}" has no question "${questionId}"`;
+  if (pending.length === 0) return `${headline}, and none of its questions is waiting for an answer.`;
+  const lines = pending.map((q) => `  ${q.id}  ${q.question}${q.options.length ? ` (options: ${q.options.map((o, i) => `${i + 1}) ${o}`).join(', ')})` : ''}`);
+  return [`${headline}. Questions waiting for an answer:`, ...lines].join('\n');
 }
 
 /** Unanswered, unexpired questions of a task, oldest first. */

@@ -1,13 +1,17 @@
-import type { Finding } from '../protocol';
+import * as path from 'node:path';
+import { ENV, isSafeId, type Finding } from '../protocol';
 import {
   DurationError,
   ISOLATIONS,
   MODES,
   NETWORK_REQUESTS,
   checkPolicy,
+  layerLabel,
+  delegatingAgent,
   nextDelegationDepth,
   parseDuration,
   pickRoleAgent,
+  policyChange,
   readRolePrompt,
   resolveModel,
   resolveNetwork,
@@ -75,7 +79,9 @@ export type RefusalCode =
   | 'model'
   | 'network'
   | 'inplace-write'
-  | 'role-prompt';
+  | 'no-worktree'
+  | 'role-prompt'
+  | 'config';
 
 /**
  * The delegation cannot happen as asked. Raised before anything is written, so a refusal never leaves a task
@@ -115,7 +121,10 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
   }
 
   const depth = nextDelegationDepth(options.env ?? process.env);
-  const policyCheck = { provenance: provenance.policy };
+  const parentTaskId = parentTaskOf(options.env ?? process.env);
+  // Recursion is decided from the environment every task's agent gets ($CAESAR_DEPTH, $CAESAR_AGENT), never by name.
+  const parentAgent = delegatingAgent(options.env ?? process.env);
+  const policyCheck = { provenance: provenance.policy, ...(parentAgent ? { parentAgent } : {}) };
   let agent: string;
   let skipped: SkippedAgent[] = [];
   if (request.agent) {
@@ -145,11 +154,21 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
 
   const mode: ModeName = request.mode ?? role?.mode ?? policy.default_mode;
   const isolation = pickIsolation(request, role, policy.default_isolation);
-  if (mode === 'write' && isolation.value === 'inplace' && !policy.allow_inplace_write && (await repoState(request.workspace)).kind === 'usable') {
+  const repo = await repoState(request.workspace);
+  const noWorktree = repo.kind === 'usable' ? undefined : repo;
+  if (isolation.value === 'worktree' && noWorktree) {
+    throw new DelegationRefusedError('no-worktree', `Worktree isolation is impossible: isolation "worktree" was ${isolation.source}, and ${noWorktree.message}`, noWorktree.remedy);
+  }
+  // The policy holds everywhere: where no worktree is possible, "auto" would leave a write task nowhere but in place.
+  if (mode === 'write' && (isolation.value === 'inplace' || noWorktree) && !policy.allow_inplace_write) {
+    const origin = provenance.policy.allow_inplace_write;
+    const allow = `if you accept agents editing your files directly: ${policyChange('allow_inplace_write', 'true', origin)}`;
+    const why =
+      isolation.value === 'inplace' || !noWorktree ? `isolation "inplace" was ${isolation.source}` : `no worktree is possible here (${noWorktree.message.replace(/\.$/, '')})`;
     throw new DelegationRefusedError(
       'inplace-write',
-      `Writing in place is refused: isolation "inplace" was ${isolation.source}, and the policy does not allow in-place writes.`,
-      'Use isolation "worktree" (or "auto"), or set allow_inplace_write = true in [policy] if you accept agents editing your checkout directly.',
+      `Writing in place is refused: ${why}, and the policy does not allow in-place writes (allow_inplace_write = false, from ${layerLabel(origin)}).`,
+      noWorktree ? `${noWorktree.remedy.replace(/\.$/, '')} so the task can run in a worktree, or, ${allow}.` : `Use isolation "worktree" (or "auto"), or, ${allow}.`,
     );
   }
 
@@ -197,15 +216,30 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     ...(model.model !== undefined ? { model: model.model } : {}),
     timeout_ms,
     depth,
-    channel: request.channel ?? false,
+    ...(parentTaskId ? { parent_task_id: parentTaskId } : {}),
+    channel: request.channel ?? policy.default_channel,
     extra_args: request.extra_args ?? [],
     allow_inplace_write: policy.allow_inplace_write,
     worktree_setup: { copy: [...config.worktree.copy], link: [...config.worktree.link], setup: [...config.worktree.setup] },
-    ...(generic ? { generic_agent: { ...generic, args: [...generic.args] } } : {}),
+    ...(generic ? { generic_agent: { ...generic, bin: programFromRoot(generic.bin, options.root), args: [...generic.args] } } : {}),
     findings,
     max_parallel: policy.max_parallel,
   };
   return { launch, skipped, warnings };
+}
+
+/**
+ * A relative program path (`./tools/agent`) names a file under the caesar root, where the catalogue found it: the
+ * supervisor runs the agent from a worktree, so the launch carries the absolute path. Bare names stay PATH lookups.
+ */
+function programFromRoot(bin: string, root: string): string {
+  return bin.includes('/') || bin.includes(path.sep) ? path.resolve(root, bin) : bin;
+}
+
+/** A delegation made by a task's agent carries that task's id in $CAESAR_TASK_ID; anything malformed is ignored. */
+function parentTaskOf(env: NodeJS.ProcessEnv): string | undefined {
+  const id = env[ENV.taskId];
+  return id && isSafeId(id) ? id : undefined;
 }
 
 function checkChoice(field: string, value: string | undefined, allowed: readonly string[]): void {

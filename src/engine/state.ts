@@ -31,6 +31,8 @@ export const TaskStateSchema = z.object({
   model: z.string().optional(),
   timeout_ms: z.number().int().positive(),
   depth: z.number().int().nonnegative(),
+  /** The task whose agent delegated this one, when it was delegated from inside a task. */
+  parent_task_id: z.string().optional(),
   created_at: z.string(),
   started_at: z.string().optional(),
   ended_at: z.string().optional(),
@@ -59,3 +61,17 @@ export const TaskStateSchema = z.object({
   error: z.string().optional(),
 });
 export type TaskState = z.infer<typeof TaskStateSchema>;
+
+/**
+ * `<taskDir>/discarded.json`: written when a task's worktree is removed, by `caesar discard` or by gc. Like
+ * applied.json it sits beside state.json, which only the supervisor writes (principle 2).
+ */
+export const DiscardedDocSchema = z.object({
+  discarded_at: z.string(),
+  worktree: z.string(),
+  branch: z.string().optional(),
+  by: z.enum(['discard', 'gc']),
+  /** Why gc removed it (gc's reason: clean, applied, or modified when forced). */
+  reason: z.string().optional(),
+});
+export type DiscardedDoc = z.infer<typeof DiscardedDocSchema>;

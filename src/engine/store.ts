@@ -13,10 +13,10 @@ import {
   type QuestionFile,
   type Task,
 } from '../protocol';
-import { readJsonFile } from './atomic';
+import { UnsafeFileError, openRegularFile, readJsonFile, readRegularFileBounded } from './atomic';
 import { combineDisposables, toDisposable, type Disposable } from './disposable';
 import { AppliedDocSchema, ResultDocSchema, type AppliedDoc, type ResultDoc } from './result';
-import { ACTIVE_STATUSES, TaskStateSchema, type ObservedStatus, type TaskState } from './state';
+import { ACTIVE_STATUSES, DiscardedDocSchema, TaskStateSchema, type DiscardedDoc, type ObservedStatus, type TaskState } from './state';
 import { tailLines } from './tail';
 
 export interface TaskSummary {
@@ -29,7 +29,9 @@ export interface TaskSummary {
   eventsBytes: number;
   pendingQuestions: QuestionFile[];
   result?: ResultDoc;
+  /** Written by apply and discard (never by the supervisor): what the user did with the task's work. */
   applied?: AppliedDoc;
+  discarded?: DiscardedDoc;
 }
 
 export interface TaskView extends TaskSummary {
@@ -40,6 +42,8 @@ export interface TaskView extends TaskSummary {
 const SUPERVISOR_START_GRACE_MS = 30_000;
 /** How much of the end of events.jsonl is read to find the last event (cheap; never the whole file). */
 const LAST_EVENT_WINDOW = 64 * 1024;
+/** readEvents() reads the whole file into one string: past this it is refused rather than exhausting memory. */
+const MAX_EVENTS_READ = 256 * 1024 * 1024;
 
 /**
  * The read side of tasks, shared by the CLI, the MCP server and the extension. It never writes: the supervisor is the
@@ -50,6 +54,11 @@ export class TaskStore {
 
   get tasksDir(): string {
     return tasksDir(this.root);
+  }
+
+  /** Reads stay inside the tasks folder: no symlinked task folder or questions/ folder leads them elsewhere. */
+  private get inTasks(): { within: string } {
+    return { within: this.tasksDir };
   }
 
   /** Task ids present on disk (directories with a safe name). */
@@ -73,7 +82,7 @@ export class TaskStore {
     if (!isSafeId(id)) return undefined;
     const summary = await this.summary(id);
     if (!summary) return undefined;
-    const task = await readJsonFile(taskPaths(this.root, id).task, TaskSchema).catch(() => undefined);
+    const task = await readJsonFile(taskPaths(this.root, id).task, TaskSchema, undefined, this.inTasks).catch(() => undefined);
     return { ...summary, task };
   }
 
@@ -86,13 +95,15 @@ export class TaskStore {
 
   async summary(id: string): Promise<TaskSummary | undefined> {
     const paths = taskPaths(this.root, id);
-    const state = await readJsonFile(paths.state, TaskStateSchema);
+    // Task folders may come from a cloned repository: every read is regular-file-only, bounded, inside the tasks folder.
+    const state = await readJsonFile(paths.state, TaskStateSchema, undefined, this.inTasks);
     if (!state) return undefined;
-    const [last, pendingQuestions, result, applied] = await Promise.all([
-      readLastEvent(paths.events),
+    const [last, pendingQuestions, result, applied, discarded] = await Promise.all([
+      readLastEvent(paths.events, this.inTasks.within),
       readPendingQuestions(paths.questionsDir, paths.answersDir),
-      readJsonFile(paths.result, ResultDocSchema).catch(() => undefined),
-      readJsonFile(paths.applied, AppliedDocSchema).catch(() => undefined),
+      readJsonFile(paths.result, ResultDocSchema, undefined, this.inTasks).catch(() => undefined),
+      readJsonFile(paths.applied, AppliedDocSchema, undefined, this.inTasks).catch(() => undefined),
+      readJsonFile(paths.discarded, DiscardedDocSchema, undefined, this.inTasks).catch(() => undefined),
     ]);
     return {
       id,
@@ -103,6 +114,7 @@ export class TaskStore {
       pendingQuestions,
       result,
       applied,
+      discarded,
     };
   }
 
@@ -137,7 +149,7 @@ export class TaskStore {
   async readEvents(id: string): Promise<{ events: ProtocolEvent[]; badLines: number }> {
     let text = '';
     try {
-      text = await fs.readFile(taskPaths(this.root, id).events, 'utf8');
+      text = (await readRegularFileBounded(taskPaths(this.root, id).events, MAX_EVENTS_READ, this.inTasks)).toString('utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
@@ -235,6 +247,19 @@ export function observedStatus(state: TaskState, now = Date.now()): ObservedStat
 }
 
 
+export type ReviewOutcome = 'applied' | 'discarded';
+
+/**
+ * What the user did with a finished task's work: applied it, or threw it away (`caesar discard`, or `gc --force` on
+ * unapplied changes). Applied wins: discarding the worktree after applying is the usual clean-up. A worktree gc
+ * removed because it held nothing (or only applied work) is no decision of the user's: no outcome.
+ */
+export function reviewOutcome(task: Pick<TaskSummary, 'applied' | 'discarded'>): ReviewOutcome | undefined {
+  if (task.applied) return 'applied';
+  if (task.discarded && (task.discarded.by === 'discard' || task.discarded.reason === 'modified')) return 'discarded';
+  return undefined;
+}
+
 export function isActive(status: ObservedStatus): boolean {
   return status === 'pending' || status === 'running';
 }
@@ -247,10 +272,10 @@ export function sortForDisplay(tasks: TaskSummary[]): TaskSummary[] {
   return [...tasks].sort((a, b) => rank(a) - rank(b) || time(b) - time(a));
 }
 
-async function readLastEvent(file: string): Promise<{ event?: ProtocolEvent; size: number }> {
+async function readLastEvent(file: string, within?: string): Promise<{ event?: ProtocolEvent; size: number }> {
   let handle: fs.FileHandle | undefined;
   try {
-    handle = await fs.open(file, 'r');
+    handle = await openRegularFile(file, within === undefined ? {} : { within });
     const { size } = await handle.stat();
     const length = Math.min(size, LAST_EVENT_WINDOW);
     const buffer = Buffer.alloc(length);
@@ -269,7 +294,8 @@ async function readLastEvent(file: string): Promise<{ event?: ProtocolEvent; siz
     }
     return { size: complete };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { size: 0 };
+    // A planted FIFO, device or symlink is no event stream: the task is still listed, with no last event.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof UnsafeFileError) return { size: 0 };
     throw err;
   } finally {
     await handle?.close();
@@ -284,7 +310,8 @@ export async function readPendingQuestions(questionsDir: string, answersDir: str
   const pending: QuestionFile[] = [];
   for (const name of names) {
     if (!name.endsWith('.json') || name.startsWith('.') || answered.has(name)) continue;
-    const question = await readJsonFile(path.join(questionsDir, name), QuestionFileSchema).catch(() => undefined);
+    const file = path.join(questionsDir, name);
+    const question = await readJsonFile(file, QuestionFileSchema, undefined, { within: path.dirname(questionsDir) }).catch(() => undefined);
     if (question && !question.expired_at && `${question.id}.json` === name) pending.push(question);
   }
   return pending.sort((a, b) => a.asked_at.localeCompare(b.asked_at));

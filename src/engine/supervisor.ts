@@ -21,6 +21,7 @@ import {
 import { resolveAdapter } from '../agents/registry';
 import type { AgentAdapter, SpawnPlan, TranslationSummary } from '../agents/types';
 import { readJsonFile, writeFileAtomic, writeJsonAtomic } from './atomic';
+import { channelCoordinates, channelLauncher } from './channel-launcher';
 import { EventsWriter } from './events-writer';
 import { repoState, type RepoState } from './git';
 import { DEFAULT_MAX_PARALLEL, readLaunchSpec, type LaunchSpec } from './launch';
@@ -137,9 +138,23 @@ class TaskRun {
       this.cancel.dispose();
       this.questions.dispose();
       this.events.close();
-      await this.writerLease?.release().catch((err: unknown) => this.log(`releasing the in-place writer lease: ${describeError(err)}`));
-      await this.slot?.release().catch((err: unknown) => this.log(`releasing the slot: ${describeError(err)}`));
+      // Normally done by finalize() already; here for the paths that never reach it (a failure to record the failure).
+      await this.releaseResources();
     }
+  }
+
+  /**
+   * Gives back the in-place writer lease and the slot. finalize() calls it BEFORE it publishes the final state, so
+   * the contract observers rely on is: a task seen in a final state (state.json or the `finished` event) holds no
+   * lease and no slot any more. Idempotent: each resource is released once.
+   */
+  private async releaseResources(): Promise<void> {
+    const lease = this.writerLease;
+    const slot = this.slot;
+    this.writerLease = undefined;
+    this.slot = undefined;
+    await lease?.release().catch((err: unknown) => this.log(`releasing the in-place writer lease: ${describeError(err)}`));
+    await slot?.release().catch((err: unknown) => this.log(`releasing the slot: ${describeError(err)}`));
   }
 
   /** Isolation (reference §2.3, inside the slot: §8.12 fixed), worktree + workshop, or the in-place snapshot. */
@@ -351,7 +366,10 @@ class TaskRun {
     });
   }
 
-  /** result.json, then the final state, then the single `finished` event (a follower seeing it finds everything written). */
+  /**
+   * result.json, then the lease and slot given back, then the final state, then the single `finished` event: a
+   * follower that sees the final state or `finished` finds everything written and every resource released.
+   */
   private async finalize(final: {
     status: TaskStatus;
     report: Report;
@@ -376,9 +394,12 @@ class TaskRun {
       ...(final.diff ? { diff: { files: final.diff.files, is_empty: final.diff.is_empty } } : {}),
     };
     await writeJsonAtomic(this.paths.result, result);
+    // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.
+    const endedAt = new Date().toISOString();
+    await this.releaseResources();
     const state = await this.state.update({
       status: final.status,
-      ended_at: new Date().toISOString(),
+      ended_at: endedAt,
       exit_code: final.exitCode,
       signal: final.signal,
       report_status: report.status,
@@ -418,28 +439,34 @@ export function decideIsolation(
     };
   }
   if (requested === 'worktree') return { isolation: 'worktree', findings: [] };
+  // The same rule resolveDelegation applies before a task exists; here it guards launches that did not go through it.
+  const allowInPlace =
+    'To let agents edit your files directly: `caesar policy set allow_inplace_write true` (sets allow_inplace_write in [policy] of .caesar/config.toml).';
   if (requested === 'inplace') {
-    if (launch.mode === 'write' && usable && !launch.allow_inplace_write) {
-      throw new Error('Writing in place is refused: set allow_inplace_write = true in [policy], or use isolation "worktree" or "auto".');
+    if (launch.mode === 'write' && !launch.allow_inplace_write) {
+      throw new Error(`Writing in place is refused: the policy does not allow in-place writes (allow_inplace_write = false). Use isolation "worktree" or "auto". ${allowInPlace}`);
     }
     return { isolation: 'inplace', findings: [] };
   }
   if (launch.mode === 'write') {
     if (usable) return { isolation: 'worktree', findings: [] };
+    if (!launch.allow_inplace_write) {
+      throw new Error(`Writing in place is refused: no worktree is possible and the policy does not allow in-place writes (allow_inplace_write = false). ${unusable} ${allowInPlace}`);
+    }
     return { isolation: 'inplace', findings: [{ severity: 'low', title: 'Degraded isolation', detail: `The agent wrote directly in your workspace: no worktree was possible. ${unusable}` }] };
   }
   return { isolation: 'inplace', findings: [] };
 }
 
-/** Channel > schema > file (reference §2.2.8). The return channel is a later issue: until it exists, never channel. */
+/** Channel > schema > file (reference §2.2.8): the channel when the task asked for it and the agent can load it. */
 export function pickTier(launch: Pick<LaunchSpec, 'channel'>, adapter: Pick<AgentAdapter, 'capabilities'>): ReportTier {
   if (launch.channel && adapter.capabilities.channel && channelAvailable()) return 'channel';
   return adapter.capabilities.schemaTier ? 'schema' : 'file';
 }
 
-/** Seam for the MCP return channel (task.channel coordinates); no channel server ships yet. */
+/** The channel server can be started (Node and dist/caesar.js found); otherwise the task runs on a lower tier. */
 function channelAvailable(): boolean {
-  return false;
+  return channelLauncher() !== undefined;
 }
 
 function buildTask(launch: LaunchSpec, placement: Placement, paths: TaskPaths): Task {
@@ -462,7 +489,9 @@ function buildTask(launch: LaunchSpec, placement: Placement, paths: TaskPaths): 
     depth: launch.depth,
     report_path: paths.report,
     events_path: paths.events,
-    channel: null,
+    // Requested → the coordinates, for every agent: adapters that can load MCP inject them (the `channel` tier), and
+    // an OACP agent of its own (a [[agent]] template) may start the server from task.json itself.
+    channel: launch.channel ? (channelCoordinates(paths.dir) ?? null) : null,
   });
 }
 

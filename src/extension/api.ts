@@ -39,6 +39,14 @@ export interface CaesarApi {
   waitForTree(predicate: (tree: TreeItemSnapshot[]) => boolean, timeoutMs: number, expand?: string[]): Promise<TreeItemSnapshot[]>;
   /** The status-bar text and the view badge now. */
   statusSnapshot(): { text: string; badge?: number };
+  /** Reveals a task in the Tasks view and expands it, as a user's click does (VS Code then asks for its children). */
+  expandTask(taskId: string): Promise<void>;
+  /** Every list of children the view was given for a task since activation, oldest first: what the user was shown. */
+  childrenShown(taskId: string): TreeItemSnapshot[][];
+  /** What activation does under `caesar.showOnStartup` (reveal the view, open the newest task's timeline). */
+  showOnStartup(): Promise<void>;
+  /** Whether the Tasks view is visible now. */
+  viewVisible(): boolean;
   timeline: {
     /** Opens (or reveals) a task's timeline; same as the command. */
     open(taskId: string): void;
@@ -59,10 +67,11 @@ export interface CaesarApiParts {
   timelines: TimelinePanels;
   cliPath: string;
   timing: Pick<CaesarApi, 'activationMs' | 'loadAndActivateMs' | 'bundleEvaluationMs'>;
+  showOnStartup(): Promise<void>;
 }
 
 /** Builds the API activate() returns, over the live views (it reads them; it never holds state of its own). */
-export function createCaesarApi({ root, store, tasks, tree, view, status, timelines, cliPath, timing }: CaesarApiParts): CaesarApi {
+export function createCaesarApi({ root, store, tasks, tree, view, status, timelines, cliPath, timing, showOnStartup }: CaesarApiParts): CaesarApi {
   // Children are listed for active tasks (the view shows them expanded) and for the ids asked for: listing a finished
   // task's children reads its events, which the view itself only does when the user expands it.
   const snapshot = async (expand: string[] = []): Promise<TreeItemSnapshot[]> => {
@@ -73,22 +82,21 @@ export function createCaesarApi({ root, store, tasks, tree, view, status, timeli
     };
     const walk = async (nodes: TaskTreeNode[], depth: number): Promise<TreeItemSnapshot[]> =>
       Promise.all(
-        nodes.map(async (node) => {
-          const item = tree.getTreeItem(node);
-          const icon = item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : '';
-          const label = typeof item.label === 'string' ? item.label : (item.label?.label ?? '');
-          return {
-            id: item.id ?? '',
-            label,
-            description: typeof item.description === 'string' ? item.description : '',
-            icon,
-            contextValue: item.contextValue ?? '',
-            children: depth === 0 && wanted(node) ? await walk(tree.getChildren(node), 1) : [],
-          };
-        }),
+        nodes.map(async (node) => ({
+          ...snapshotOf(tree.getTreeItem(node)),
+          children: depth === 0 && wanted(node) ? await walk(await tree.childrenOf(node), 1) : [],
+        })),
       );
-    return walk(tree.getChildren(), 0);
+    return walk(await tree.childrenOf(), 0);
   };
+
+  // The one record kept here: what the view itself was given, which no VS Code API reads back.
+  const shown = new Map<string, TreeItemSnapshot[][]>();
+  tree.onDidServeChildren(({ taskId, children }) => {
+    const answers = shown.get(taskId) ?? [];
+    answers.push(children.map((node) => snapshotOf(tree.getTreeItem(node))));
+    shown.set(taskId, answers.slice(-20));
+  });
 
   const api: CaesarApi = {
     root,
@@ -117,6 +125,14 @@ export function createCaesarApi({ root, store, tasks, tree, view, status, timeli
         void check();
       }),
     statusSnapshot: () => ({ text: status.text, badge: view.badge?.value }),
+    expandTask: async (taskId) => {
+      await tasks.ready();
+      if (!tasks.get(taskId)) throw new Error(`task ${taskId} is not listed`);
+      await view.reveal(tree.nodeFor(taskId), { expand: true, select: false, focus: false });
+    },
+    childrenShown: (taskId) => shown.get(taskId) ?? [],
+    showOnStartup,
+    viewVisible: () => view.visible,
     timeline: {
       open: (taskId) => void timelines.open(taskId),
       stats: (taskId) => timelines.get(taskId)?.stats,
@@ -143,4 +159,15 @@ export function createCaesarApi({ root, store, tasks, tree, view, status, timeli
     },
   };
   return api;
+}
+
+function snapshotOf(item: vscode.TreeItem): TreeItemSnapshot {
+  return {
+    id: item.id ?? '',
+    label: typeof item.label === 'string' ? item.label : (item.label?.label ?? ''),
+    description: typeof item.description === 'string' ? item.description : '',
+    icon: item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : '',
+    contextValue: item.contextValue ?? '',
+    children: [],
+  };
 }

@@ -3,7 +3,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { TaskStore } from '../engine/store';
 import { createCaesarApi, type CaesarApi } from './api';
+import { registerCliCommands } from './cliCommand';
 import { findCaesarRoot } from './root';
+import { showOnStartup } from './startup';
 import { CaesarStatus } from './status/statusBar';
 import { LiveTasks } from './tasks/liveTasks';
 import { BASE_SCHEME, BaseRefContentProvider, openChange } from './tasks/review';
@@ -25,6 +27,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
         'Caesar: delegating from the editor is not available yet. Run `caesar run --agent demo "objective"` in a terminal; the task appears in the Tasks view.',
       ),
     ),
+    ...registerCliCommands(context, cliScriptOf(context), log),
   );
   if (!folder) {
     log.info('no local folder is open: the Tasks view stays empty');
@@ -59,6 +62,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
   const loadAndActivateMs = Date.now() - loadStartedAt;
   log.info(`activated in ${activationMs} ms (${loadAndActivateMs} ms with loading the bundle); root ${root} (tasks in ${store.tasksDir})`);
   void tasks.ready().then(() => log.info(`${tasks.list().length} task(s) listed, ${Date.now() - started} ms after activation began`));
+  const startup = () => showOnStartup(tasks, timelines, log).catch((err: Error) => log.warn(`showing the Caesar view on startup: ${err.message}`));
+  void startup();
 
   return createCaesarApi({
     root,
@@ -68,9 +73,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
     view,
     status,
     timelines,
-    cliPath: path.join(context.extensionPath, 'dist', 'caesar.js'),
+    cliPath: cliScriptOf(context),
     timing: { activationMs, loadAndActivateMs, bundleEvaluationMs: bundleEvaluatedAt - loadStartedAt },
+    showOnStartup: startup,
   });
+}
+
+/** The bundled CLI shipped with the extension. */
+function cliScriptOf(context: vscode.ExtensionContext): string {
+  return path.join(context.extensionPath, 'dist', 'caesar.js');
 }
 
 async function pickTask(tasks: LiveTasks): Promise<string | undefined> {

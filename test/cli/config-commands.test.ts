@@ -1,35 +1,11 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { CliIo } from '../../src/cli/io';
-import { runCli } from '../../src/cli/program';
 import { loadConfig } from '../../src/config';
 import { fakeProgram, git, sandbox, type Sandbox } from '../config/helpers';
+import { caesarInSandbox } from './sandbox-cli';
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-  json: any;
-}
-
-/** Runs `caesar <argv>` in-process with cwd at the sandbox root, HOME at its home and an empty PATH by default. */
-async function caesar(box: Sandbox, argv: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = {
-    out: (t) => out.push(t),
-    err: (t) => err.push(t),
-    stdoutIsTTY: false,
-    cwd: box.root,
-    env: { HOME: box.home, PATH: path.join(box.home, 'no-agents'), ...env },
-  };
-  const code = await runCli(argv, io);
-  const text = out.join('\n');
-  let json: unknown;
-  if (argv.includes('--json') && code === 0) json = JSON.parse(text);
-  return { code, out: text, err: err.join('\n'), json };
-}
+const caesar = caesarInSandbox;
 
 describe('caesar config commands (in-process)', function () {
   this.timeout(30_000);
@@ -208,10 +184,8 @@ describe('caesar config commands (in-process)', function () {
       assert.deepEqual(r.json.missing, ['codex', 'claude', 'opencode', 'copilot', 'gemini', 'antigravity', 'mine']);
       assert.deepEqual(
         r.json.denied.map((d: any) => [d.id, d.rule]),
-        [
-          ['claude', 'recursion'],
-          ['gemini', 'denied'],
-        ],
+        [['gemini', 'denied']],
+        'recursion is decided by depth, not by name: claude is not refused from a terminal',
       );
       assert.match(r.json.agents.find((a: any) => a.id === 'demo').version, /built in/);
       assert.match(r.json.agents.find((a: any) => a.id === 'codex').install_hint, /^npm install -g @openai\/codex/);
@@ -234,6 +208,21 @@ describe('caesar config commands (in-process)', function () {
       const human = await caesar(box, ['doctor'], { PATH: bin });
       assert.match(human.out, /codex .*found, codex-cli 0\.99\.0 — allowed/);
       assert.match(human.out, /To install: claude, opencode/);
+    });
+
+    it('explains each agent\'s capabilities in words, and names the command and file of each policy remedy', async () => {
+      box = sandbox({ git: true });
+      box.write(box.projectFile, '[[agent]]\nid = "mine"\nbin = "mine-cli"\nargs = ["{{prompt}}"]\n');
+      const human = await caesar(box, ['doctor']);
+      assert.equal(human.code, 0, human.err);
+      assert.doesNotMatch(human.out, /nativeReadOnly|schemaTier|reportsUsage|network (open|controllable|write-only|unknown);/, 'no bare capability flags');
+      const lines = human.out.split('\n');
+      const describe = (id: string) => lines[lines.findIndex((l) => l.includes(` ${id} `)) + 1]!;
+      assert.match(describe('codex'), /can confine itself to reading; returns its report as structured output; takes a model name; reports tokens and cost/);
+      assert.match(describe('codex'), /network only in write tasks/);
+      assert.match(describe('mine'), /has no read-only mode \(read-only tasks run in a worktree\); writes its report to a file/);
+      assert.match(describe('mine'), /network unknown \(its \[\[agent\]\] entry declares no network_args\)/);
+      assert.doesNotMatch(human.out, /claude: .*allow_recursion/, 'claude is not refused at depth 0');
     });
   });
 

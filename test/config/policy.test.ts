@@ -12,13 +12,14 @@ describe('config policy: the four rules', () => {
     const refusal = checkPolicy(policy({ denied: ['codex'], allowed: ['codex'] }), 'codex', { depth: 99, provenance: { denied: 'global' } });
     assert.equal(refusal?.rule, 'denied');
     assert.equal(refusal?.remedy, 'caesar agents enable codex --global');
-    assert.match(refusal!.reason, /global config/);
+    assert.match(refusal!.reason, /denied list in the global config, ~\/\.config\/caesar\/config\.toml/, 'names the file');
   });
 
   it('refuses agents outside a non-empty allowlist, with the remedy targeting the declaring layer', () => {
     const refusal = checkPolicy(policy({ allowed: ['gemini'] }), 'codex', { provenance: { allowed: 'local' } });
     assert.equal(refusal?.rule, 'allowlist');
     assert.equal(refusal?.remedy, 'caesar policy allow codex --local');
+    assert.match(refusal!.reason, /set in the local config, \.caesar\/config\.local\.toml/, 'names the file');
     assert.equal(checkPolicy(policy({ allowed: ['gemini'] }), 'gemini'), undefined);
     const projectRemedy = checkPolicy(policy({ allowed: ['gemini'] }), 'codex', { provenance: { allowed: 'project' } });
     assert.equal(projectRemedy?.remedy, 'caesar policy allow codex');
@@ -30,6 +31,7 @@ describe('config policy: the four rules', () => {
     const refusal = checkPolicy(policy({ max_depth: 2 }), 'codex', { depth: 3 });
     assert.equal(refusal?.rule, 'depth');
     assert.match(refusal!.reason, /depth 3 and max_depth is 2/);
+    assert.match(refusal!.remedy, /`caesar policy set max_depth 3` \(sets max_depth in \[policy\] of \.caesar\/config\.toml\)/);
     assert.equal(checkPolicy(policy({ max_depth: 0 }), 'codex', { depth: 1 })?.rule, 'depth', 'max_depth 0 forbids delegation');
   });
 
@@ -37,12 +39,17 @@ describe('config policy: the four rules', () => {
     assert.equal(checkPolicy(policy({ max_depth: 0 }), 'codex'), undefined);
   });
 
-  it('refuses claude for recursion unless allowed, after the other rules', () => {
-    assert.equal(checkPolicy(policy(), 'claude', { depth: 1 })?.rule, 'recursion');
-    assert.match(checkPolicy(policy(), 'claude')!.remedy, /allow_recursion = true/);
-    assert.equal(checkPolicy(policy({ allow_recursion: true }), 'claude', { depth: 1 }), undefined);
-    assert.equal(checkPolicy(policy({ max_depth: 0 }), 'claude', { depth: 1 })?.rule, 'depth', 'depth comes before recursion');
-    assert.equal(checkPolicy(policy({ allowed: ['codex'] }), 'claude')?.rule, 'allowlist', 'allowlist comes before recursion');
+  it('refuses an agent delegating to itself from inside its task unless allowed, after the other rules', () => {
+    assert.equal(checkPolicy(policy(), 'claude', { depth: 1 }), undefined, 'claude at the top level is not recursion');
+    const inside = { depth: 2, parentAgent: 'claude' };
+    assert.equal(checkPolicy(policy(), 'claude', inside)?.rule, 'recursion');
+    assert.equal(checkPolicy(policy(), 'codex', inside), undefined, 'claude → codex is a chain, not recursion');
+    assert.match(checkPolicy(policy(), 'claude', inside)!.remedy, /`caesar policy set allow_recursion true` \(sets allow_recursion in \[policy\] of \.caesar\/config\.toml\)/);
+    const fromGlobal = checkPolicy(policy(), 'claude', { ...inside, provenance: { allow_recursion: 'global' } })!.remedy;
+    assert.match(fromGlobal, /`caesar policy set allow_recursion true --global` \(sets allow_recursion in \[policy\] of ~\/\.config\/caesar\/config\.toml\)/, 'the layer that decides today');
+    assert.equal(checkPolicy(policy({ allow_recursion: true }), 'claude', inside), undefined);
+    assert.equal(checkPolicy(policy({ max_depth: 1 }), 'claude', inside)?.rule, 'depth', 'depth comes before recursion');
+    assert.equal(checkPolicy(policy({ allowed: ['codex'] }), 'claude', inside)?.rule, 'allowlist', 'allowlist comes before recursion');
   });
 
   it('warns when an empty allowlist becomes restrictive', () => {

@@ -87,7 +87,8 @@ describe('delegation resolution (engine/resolve)', () => {
 
   it('walks the role fallback chain, skipping uninstalled and refused agents with reasons', async () => {
     box.write(box.projectFile, '[policy]\ndenied = ["antigravity"]\n[[role]]\nname = "r"\nagents = ["codex", "antigravity", "claude", "ghost", "gemini"]\nmode = "read-only"\n');
-    const { launch, skipped } = await resolve({ role: 'r' });
+    // From inside a claude task: claude delegating to itself is the recursion allow_recursion = false refuses.
+    const { launch, skipped } = await resolve({ role: 'r' }, { CAESAR_DEPTH: '1', CAESAR_AGENT: 'claude' });
     assert.equal(launch.agent, 'gemini');
     assert.equal(launch.role, 'r');
     assert.deepEqual(
@@ -105,11 +106,11 @@ describe('delegation resolution (engine/resolve)', () => {
 
   it('refuses a role with no usable agent, joining every reason; an empty list has its own message', async () => {
     box.write(box.projectFile, '[[role]]\nname = "r"\nagents = ["codex", "claude"]\nmode = "write"\n[[role]]\nname = "empty"\nagents = []\nmode = "write"\n');
-    const none = await refusal({ role: 'r' });
+    const none = await refusal({ role: 'r' }, { CAESAR_DEPTH: '1', CAESAR_AGENT: 'claude' });
     assert.equal(none.code, 'no-agent');
     assert.match(none.message, /codex: not installed ; claude: .*recursion/);
     assert.equal(none.skipped.length, 2);
-    assert.match((await refusal({ role: 'empty' })).message, /lists no agent/);
+    assert.match((await refusal({ role: 'empty' })).message, /lists no agent: give it some with `caesar role add empty --agents <id,…> --mode write` \(rewrites its \[\[role\]\] entry in \.caesar\/config\.toml/);
   });
 
   it('lets an explicit agent beat the role pick while the role defaults still apply', async () => {
@@ -127,7 +128,7 @@ describe('delegation resolution (engine/resolve)', () => {
     const deep = await refusal({ agent: 'gemini' }, { CAESAR_DEPTH: '1' });
     assert.equal(deep.code, 'depth');
     assert.equal((await refusal({ agent: 'antigravity' }, { CAESAR_DEPTH: '1' })).code, 'allowlist', 'allowlist is checked before depth');
-    assert.equal((await refusal({ agent: 'claude' })).code, 'recursion');
+    assert.equal((await resolve({ agent: 'claude' })).launch.agent, 'claude', 'claude at the top level is not recursion');
     assert.equal((await resolve({ agent: 'gemini' }, { CAESAR_DEPTH: 'garbage' })).launch.depth, 1);
   });
 
@@ -164,14 +165,41 @@ describe('delegation resolution (engine/resolve)', () => {
     assert.equal(allowed.allow_inplace_write, true);
   });
 
-  it('does not refuse in-place writes outside a usable repository (there is nothing else to do there)', async () => {
+  it('refuses a write outside a usable repository unless the policy allows in-place writes, naming key, file and command', async () => {
     const bare = sandbox();
+    const noCommit = sandbox({ git: true });
     try {
-      const loaded = await loadConfig({ root: bare.root, home: bare.home });
-      const { launch } = await resolveDelegation({ objective: 'x', workspace: bare.root, agent: 'gemini', isolation: 'inplace' }, { loaded, catalogue, root: bare.root, env: {} });
-      assert.equal(launch.isolation, 'inplace');
+      const resolveIn = async (dir: Sandbox, request: Partial<DelegationRequest>) => {
+        const loaded = await loadConfig({ root: dir.root, home: dir.home });
+        return resolveDelegation({ objective: 'x', workspace: dir.root, agent: 'gemini', ...request }, { loaded, catalogue, root: dir.root, env: {} });
+      };
+      const refusedIn = async (dir: Sandbox, request: Partial<DelegationRequest>) => {
+        const err = await rejects(resolveIn(dir, request));
+        assert.ok(err instanceof DelegationRefusedError, err.message);
+        return err;
+      };
+      const auto = await refusedIn(bare, {});
+      assert.equal(auto.code, 'inplace-write');
+      assert.match(auto.message, /no worktree is possible here \(.* is not inside a git repository\)/);
+      assert.match(auto.message, /allow_inplace_write = false, from the built-in default/);
+      assert.match(auto.message, /`caesar policy set allow_inplace_write true` \(sets allow_inplace_write in \[policy\] of \.caesar\/config\.toml\)/);
+      assert.match(auto.message, /git init/);
+      assert.equal((await refusedIn(bare, { isolation: 'inplace' })).code, 'inplace-write');
+      assert.equal((await refusedIn(noCommit, {})).code, 'inplace-write', 'a repository without a commit has no worktree either');
+      const worktree = await refusedIn(bare, { isolation: 'worktree', mode: 'read-only' });
+      assert.equal(worktree.code, 'no-worktree');
+      assert.match(worktree.message, /Worktree isolation is impossible: isolation "worktree" was explicitly requested/);
+      assert.equal(fs.existsSync(path.join(bare.root, '.caesar')), false, 'a refusal leaves no task directory');
+
+      assert.equal((await resolveIn(bare, { mode: 'read-only' })).launch.isolation, 'auto', 'reading in place is fine');
+      bare.write(bare.localFile, '[policy]\nallow_inplace_write = false\n');
+      assert.match((await refusedIn(bare, {})).message, /`caesar policy set allow_inplace_write true --local` \(sets allow_inplace_write in \[policy\] of \.caesar\/config\.local\.toml\)/);
+      bare.write(bare.localFile, '[policy]\nallow_inplace_write = true\n');
+      const allowed = (await resolveIn(bare, {})).launch;
+      assert.deepEqual([allowed.isolation, allowed.allow_inplace_write], ['auto', true]);
     } finally {
       bare.cleanup();
+      noCommit.cleanup();
     }
   });
 

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTests } from '@vscode/test-electron';
 import { buildExtensionTests, prepareTestHome, projectDir } from './build.mjs';
+import { writeFinishedTasks } from './fixtures/finished-tasks.mjs';
 
 const build = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: projectDir, stdio: 'inherit' });
 if (build.status !== 0) process.exit(1);
@@ -23,6 +24,7 @@ writeFileSync(path.join(workspace, 'README.md'), '# Test workspace\n\nA reposito
 writeFileSync(path.join(workspace, '.gitignore'), '.caesar/\n');
 git('add', '-A');
 git('-c', 'user.email=test@example.invalid', '-c', 'user.name=Caesar Test', 'commit', '-q', '-m', 'initial');
+writeFinishedTasks(workspace);
 
 try {
   await runTests({

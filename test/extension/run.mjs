@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { editorPaths, installEditor, missingPieces } from '../../scripts/setup-editor.mjs';
 import { buildExtensionTests, projectDir } from './build.mjs';
+import { writeFinishedTasks } from './fixtures/finished-tasks.mjs';
 
 const SKIP_CODE = 77;
 
@@ -61,6 +62,7 @@ function makeRepo(dir) {
 // One for the in-editor suite, one (still empty of tasks) for the UI scenario.
 const workspace = makeRepo(path.join(runDir, 'workspace'));
 const uiWorkspace = makeRepo(path.join(runDir, 'workspace-ui'));
+writeFinishedTasks(workspace);
 
 const config = {
   projectDir,

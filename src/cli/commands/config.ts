@@ -11,15 +11,15 @@ import {
   MODES,
   NETWORK_REQUESTS,
   POLICY_TOML_KEY,
+  POLICY_TOML_KEYS,
   allowlistWarning,
-  checkPolicy,
   declaringLayers,
   formatDuration,
   homeDir,
   layerFiles,
   loadConfig,
   parseDuration,
-  pickRoleAgent,
+  parsePolicyValue,
   readRolePrompt,
   removeRole,
   setModel,
@@ -36,7 +36,7 @@ import {
   type RoleConfig,
   type WriteResult,
 } from '../../config';
-import { defaultAgentCatalogue, type AgentCatalogue } from '../../engine/agent-catalogue';
+import { agentCatalogue, agentStatuses, pickForRole, type AgentCatalogue } from '../../engine/tasks';
 import { gitToplevel } from '../../engine/git';
 import { DelegationRefusedError } from '../../engine/resolve';
 import { detectWorkshop } from '../../engine/workshop';
@@ -79,7 +79,7 @@ function load(ctx: Context): Promise<LoadedConfig> {
 }
 
 function catalogueOf(loaded: LoadedConfig, ctx: Context): AgentCatalogue {
-  return defaultAgentCatalogue(loaded.config.agents, ctx.env, ctx.root);
+  return agentCatalogue(loaded, { env: ctx.env, root: ctx.root });
 }
 
 /** Config and policy problems are the caller's to fix: exit 2, one clear message. */
@@ -239,47 +239,6 @@ async function addGitignoreLines(file: string): Promise<string[]> {
 
 // -------------------------------------------------------------------------------------------------------- doctor
 
-interface AgentStatus {
-  id: string;
-  display_name: string;
-  installed: boolean;
-  location?: string;
-  version?: string;
-  capabilities: unknown;
-  origin: 'builtin' | Origin;
-  model?: { value: string; origin: Origin };
-  allowed: boolean;
-  refusal?: { rule: string; reason: string; remedy: string };
-  install_hint?: string;
-}
-
-async function agentStatuses(loaded: LoadedConfig, catalogue: AgentCatalogue, withVersion: boolean): Promise<AgentStatus[]> {
-  return Promise.all(
-    catalogue.ids().map(async (id) => {
-      const installed = await catalogue.isInstalled(id);
-      const refusal = checkPolicy(loaded.config.policy, id, { provenance: loaded.provenance.policy });
-      const status: AgentStatus = {
-        id,
-        display_name: catalogue.displayName(id),
-        installed,
-        capabilities: catalogue.capabilities(id),
-        origin: loaded.provenance.agents[id] ?? 'builtin',
-        allowed: !refusal,
-      };
-      const hint = installed ? undefined : catalogue.installHint?.(id);
-      if (hint) status.install_hint = hint;
-      const location = installed ? await catalogue.location?.(id) : undefined;
-      if (location) status.location = location;
-      const version = installed && withVersion ? await catalogue.version?.(id) : undefined;
-      if (version) status.version = version;
-      const model = loaded.config.models[id];
-      if (model !== undefined) status.model = { value: model, origin: loaded.provenance.models[id] ?? 'default' };
-      if (refusal) status.refusal = { rule: refusal.rule, reason: refusal.reason, remedy: refusal.remedy };
-      return status;
-    }),
-  );
-}
-
 function registerDoctor(program: Command, io: CliIo): void {
   withCommon(program.command('doctor'), false)
     .description('Check each agent: installed or not, version, capabilities, allowed by the policy or why not')
@@ -287,7 +246,7 @@ function registerDoctor(program: Command, io: CliIo): void {
       run(async (opts: CommonOptions) => {
         const ctx = contextOf(io, opts);
         const loaded = await load(ctx);
-        const agents = await agentStatuses(loaded, catalogueOf(loaded, ctx), true);
+        const agents = await agentStatuses(loaded, catalogueOf(loaded, ctx), { withVersion: true });
         const missing = agents.filter((a) => !a.installed).map((a) => a.id);
         const denied = agents.filter((a) => a.refusal).map((a) => ({ id: a.id, ...a.refusal! }));
         const layers = loaded.layers.map((l) => ({ scope: l.scope, file: l.file }));
@@ -301,7 +260,7 @@ function registerDoctor(program: Command, io: CliIo): void {
           const state = agent.installed ? `found${agent.version ? `, ${agent.version}` : ''}` : 'not found';
           const policy = agent.refusal ? `refused: ${agent.refusal.reason}` : 'allowed';
           ctx.io.out(`${agent.installed ? '✓' : '✗'} ${agent.id.padEnd(12)} ${agent.display_name} — ${state} — ${policy}`);
-          ctx.io.out(`    ${describeCapabilities(agent.capabilities)}`);
+          ctx.io.out(`    ${capabilitiesInWords(agent.capabilities)}`);
         }
         if (missing.length) {
           ctx.io.out(`\nTo install: ${missing.join(', ')} (each is looked up on PATH).`);
@@ -315,11 +274,27 @@ function registerDoctor(program: Command, io: CliIo): void {
     );
 }
 
-function describeCapabilities(caps: unknown): string {
+/** What each capability means for the user, in words (`doctor --json` keeps the flags). */
+const CAPABILITY_WORDS: Array<{ key: string; has: string; lacks: string }> = [
+  { key: 'nativeReadOnly', has: 'can confine itself to reading', lacks: 'has no read-only mode (read-only tasks run in a worktree)' },
+  { key: 'schemaTier', has: 'returns its report as structured output', lacks: 'writes its report to a file' },
+  { key: 'model', has: 'takes a model name', lacks: 'cannot be given a model' },
+  { key: 'reportsUsage', has: 'reports tokens and cost', lacks: 'does not report tokens or cost' },
+  { key: 'channel', has: 'can report back over the MCP channel', lacks: '' },
+];
+
+const NETWORK_WORDS: Record<string, string> = {
+  open: 'network always on (caesar cannot cut it)',
+  controllable: 'network switched on or off per task',
+  'write-only': 'network only in write tasks',
+  unknown: 'network unknown (its [[agent]] entry declares no network_args)',
+};
+
+function capabilitiesInWords(caps: unknown): string {
   if (!caps || typeof caps !== 'object') return 'capabilities unknown';
   const c = caps as Record<string, unknown>;
-  const flags = ['nativeReadOnly', 'schemaTier', 'channel', 'model', 'reportsUsage'].filter((k) => c[k] === true);
-  return `network ${String(c.network)}; ${flags.join(', ') || 'no optional capability'}`;
+  const words = CAPABILITY_WORDS.map((w) => (c[w.key] === true ? w.has : w.lacks)).filter(Boolean);
+  return [...words, NETWORK_WORDS[String(c.network)] ?? `network ${String(c.network)}`].join('; ');
 }
 
 // -------------------------------------------------------------------------------------------------------- agents
@@ -333,7 +308,7 @@ function registerAgents(program: Command, io: CliIo): void {
       run(async (opts: CommonOptions) => {
         const ctx = contextOf(io, opts);
         const loaded = await load(ctx);
-        const statuses = await agentStatuses(loaded, catalogueOf(loaded, ctx), false);
+        const statuses = await agentStatuses(loaded, catalogueOf(loaded, ctx));
         if (ctx.json) {
           printJson(ctx.io, { agents: statuses });
           return;
@@ -405,11 +380,18 @@ function assertKnownAgent(catalogue: AgentCatalogue, id: string): void {
 }
 
 /** After a write: if a more specific layer still decides the value, the write has no effect yet. Say so. */
-async function shadowNotices(ctx: Context, written: LayerName, originOf: (loaded: LoadedConfig) => Origin | undefined, what: string): Promise<string[]> {
+async function shadowNotices(
+  ctx: Context,
+  written: LayerName,
+  originOf: (loaded: LoadedConfig) => Origin | undefined,
+  what: string,
+  commandFor?: (layerFlag: string) => string,
+): Promise<string[]> {
   const after = await load(ctx);
   const origin = originOf(after);
   if (origin && origin !== 'default' && origin !== written) {
-    return [`${what} is also set in the ${origin} layer, which takes precedence: this change has no effect until that one is removed.`];
+    const there = commandFor ? ` (or change it there: ${commandFor(flagOf(origin))})` : '';
+    return [`${what} is also set in the ${origin} layer, ${after.files[origin] ?? origin}, which takes precedence: this change has no effect until that one is removed${there}.`];
   }
   return [];
 }
@@ -478,6 +460,24 @@ function registerPolicy(program: Command, io: CliIo): void {
     .argument('<id>', 'agent id')
     .description('Add an agent to the denied list')
     .action(run(async (id: string, opts: CommonOptions) => editList(io, opts, 'denied', id, 'add')));
+
+  withCommon(policy.command('set'), true)
+    .argument('<key>', `the policy key: ${POLICY_TOML_KEYS.join(', ')}`)
+    .argument('<value>', 'true/false, a number, a word (e.g. worktree), a duration (e.g. 10m), or agent ids separated by commas')
+    .description('Set one [policy] value in a layer, checked as loading checks it (comments in the file are kept)')
+    .action(run(async (key: string, value: string, opts: CommonOptions) => setPolicy(io, opts, key, value)));
+}
+
+async function setPolicy(io: CliIo, opts: CommonOptions, key: string, text: string): Promise<void> {
+  const ctx = contextOf(io, opts);
+  const scope = scopeOf(opts);
+  const value = parsePolicyValue(key, text);
+  const loaded = await load(ctx);
+  const target = targetLayer(loaded.files, scope);
+  const result = await setPolicyValue(target.file, key, value);
+  const policyKey = (Object.keys(POLICY_TOML_KEY) as PolicyKey[]).find((k) => POLICY_TOML_KEY[k] === key)!;
+  const notices = await shadowNotices(ctx, scope, (l) => l.provenance.policy[policyKey], `[policy] ${key}`, (flag) => `caesar policy set ${key} ${text}${flag}`);
+  reportWrite(ctx, result, `${key} = ${JSON.stringify(value)} in the ${scope} layer`, notices);
 }
 
 // ---------------------------------------------------------------------------------------------------------- role
@@ -621,15 +621,4 @@ function findRole(loaded: LoadedConfig, name: string): RoleConfig {
 function roleView(role: RoleConfig): Record<string, unknown> & { name: string; mode: string; agents: string[] } {
   const { timeout_ms, ...rest } = role;
   return { ...rest, ...(timeout_ms !== undefined ? { timeout: formatDuration(timeout_ms) } : {}) };
-}
-
-/** The agent a role would pick today: the same walk as delegation (installed, then policy without depth). */
-function pickForRole(loaded: LoadedConfig, catalogue: AgentCatalogue, role: RoleConfig) {
-  return pickRoleAgent(role, {
-    unusable: async (id) => {
-      if (!catalogue.capabilities(id)) return 'unknown agent';
-      if (!(await catalogue.isInstalled(id))) return 'not installed';
-      return checkPolicy(loaded.config.policy, id, { provenance: loaded.provenance.policy })?.reason;
-    },
-  });
 }

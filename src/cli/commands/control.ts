@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import * as path from 'node:path';
 import { QuestionFileSchema, isSafeId, taskPaths } from '../../protocol';
 import { readJsonFile } from '../../engine/atomic';
-import { RequestError, answerQuestion, requestCancel } from '../../engine/requests';
+import { RequestError, answerQuestion, requestCancel, unknownQuestionMessage } from '../../engine/requests';
 import { isActive } from '../../engine/store';
 import { addCommonOptions, assertTaskId, requireTask, stopSignal, storeFor, type CommonOptions } from '../common';
 import { shortId } from '../format';
@@ -94,7 +94,7 @@ async function optionText(root: string, taskId: string, questionId: string, opti
   const n = Number(option);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`--option expects a positive number, got "${option}".`);
   const question = await readJsonFile(path.join(taskPaths(root, taskId).questionsDir, `${questionId}.json`), QuestionFileSchema);
-  if (!question) throw new ExitCode(1, `Task "${taskId}" has no question "${questionId}".`);
+  if (!question) throw new ExitCode(1, await unknownQuestionMessage(root, taskId, questionId));
   if (question.options.length === 0) throw new UsageError(`Question ${questionId} offers no options: answer with text.`);
   const picked = question.options[n - 1];
   if (picked === undefined) {

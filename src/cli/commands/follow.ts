@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { promises as fs } from 'node:fs';
 import { readEventsText, taskPaths, type ProtocolEvent } from '../../protocol';
-import { isActive, type TaskStore, type TaskSummary } from '../../engine/store';
+import { isActive, reviewOutcome, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/store';
 import { tailLines } from '../../engine/tail';
 import type { Disposable } from '../../engine/disposable';
 import type { ObservedStatus } from '../../engine/state';
@@ -13,6 +13,9 @@ import { waitUntilSettled } from '../settle';
 import { runWatch, type WatchOptions } from '../watch';
 
 const OBSERVED_STATUSES: readonly ObservedStatus[] = [...TaskStatusSchema.options, 'lost'];
+/** What `ps` shows and filters on: the task's status, or what the user did with its work once they applied or discarded it. */
+const REVIEW_OUTCOMES: readonly ReviewOutcome[] = ['applied', 'discarded'];
+const SHOWN_STATUSES: readonly string[] = [...OBSERVED_STATUSES, ...REVIEW_OUTCOMES];
 /** Finished tasks `ps` lists by default, after every active one (reference §6.2.8). */
 const RECENT_FINISHED = 10;
 /** After a followed task settles, how long to wait for the last lines to reach the follower before giving up. */
@@ -23,7 +26,7 @@ export function registerFollow(program: Command, io: CliIo): void {
     program
       .command('ps')
       .description('List tasks: every active one and the 10 most recently finished, newest first')
-      .option('--status <list>', `only these statuses (comma-separated: ${OBSERVED_STATUSES.join(', ')})`, splitList),
+      .option('--status <list>', `only these statuses (comma-separated: ${SHOWN_STATUSES.join(', ')})`, splitList),
   ).action((opts: CommonOptions & { status?: string[] }) => ps(io, opts));
 
   addCommonOptions(
@@ -47,15 +50,15 @@ export function registerFollow(program: Command, io: CliIo): void {
 async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promise<void> {
   const wanted = opts.status;
   for (const status of wanted ?? []) {
-    if (!(OBSERVED_STATUSES as readonly string[]).includes(status)) {
-      throw new UsageError(`Unknown status "${status}": expected one of ${OBSERVED_STATUSES.join(', ')}.`);
+    if (!SHOWN_STATUSES.includes(status)) {
+      throw new UsageError(`Unknown status "${status}": expected one of ${SHOWN_STATUSES.join(', ')}.`);
     }
   }
   const store = storeFor(io, opts);
   const now = Date.now();
   const all = (await store.list()).sort((a, b) => createdAt(b) - createdAt(a));
   const shown = wanted?.length
-    ? all.filter((t) => wanted.includes(t.observed))
+    ? all.filter((t) => wanted.includes(t.observed) || wanted.includes(reviewOutcome(t) ?? ''))
     : [...all.filter((t) => isActive(t.observed)), ...all.filter((t) => !isActive(t.observed)).slice(0, RECENT_FINISHED)].sort(
         (a, b) => createdAt(b) - createdAt(a),
       );
@@ -88,12 +91,20 @@ function psRow(t: TaskSummary, now: number, style: Style): string[] {
   return [
     t.id,
     [t.state.agent, t.state.role].filter(Boolean).join('•'),
-    colourStatus(t.observed, style) + questions,
+    shownStatus(t, style) + questions,
     reportStatus(t) ?? '-',
     `${t.state.isolation}•${t.state.mode}`,
     ago(t.state.created_at, now),
     formatUsage(t.state.usage ?? t.result?.usage) ?? '',
   ];
+}
+
+/** A task whose work was applied or discarded reads as such; its run's own status stays in `ps --json`. */
+function shownStatus(t: TaskSummary, style: Style): string {
+  const outcome = reviewOutcome(t);
+  if (outcome === 'applied') return style.green('applied');
+  if (outcome === 'discarded') return style.dim('discarded');
+  return colourStatus(t.observed, style);
 }
 
 export function colourStatus(status: ObservedStatus, style: Style): string {
@@ -119,6 +130,9 @@ function psJson(t: TaskSummary, now: number) {
     status: t.observed,
     recorded_status: t.state.status,
     report_status: reportStatus(t) ?? null,
+    review: reviewOutcome(t) ?? null,
+    applied_at: t.applied?.applied_at ?? null,
+    discarded_at: t.discarded?.discarded_at ?? null,
     isolation: t.state.isolation,
     mode: t.state.mode,
     objective: t.state.objective,

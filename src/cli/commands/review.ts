@@ -133,8 +133,9 @@ async function apply(io: CliIo, id: string, opts: CommonOptions & { files?: stri
   } else {
     io.out(outcome.message);
   }
-  // Not applying is a failure whatever the reason, also without a worktree (MCP caesar_apply answers the same way).
-  if (!outcome.applied) throw new ExitCode(1);
+  // Not applying is a failure whatever the reason, also without a worktree (MCP caesar_apply answers the same way),
+  // except when the work is in the workspace already: a second apply finds what the first one left, and says so.
+  if (!outcome.applied && outcome.reason !== 'already_applied') throw new ExitCode(1);
 }
 
 /** `--files` naming a path the task did not change is a typo: say so instead of applying less than asked. */

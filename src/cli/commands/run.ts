@@ -1,14 +1,9 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig, ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeName, type NetworkRequest } from '../../config';
+import { ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeName, type NetworkRequest } from '../../config';
 import type { ProtocolEvent } from '../../protocol';
-import { catalogueAdapters } from '../../agents/registry';
-import { catalogueFromAdapters } from '../../engine/agent-catalogue';
-import { delegate } from '../../engine/delegate';
-import { requestCancel } from '../../engine/requests';
-import { DelegationRefusedError, resolveDelegation } from '../../engine/resolve';
-import { TaskStore, type TaskSummary } from '../../engine/store';
+import { DelegationRefusedError, TaskStore, delegateTask, requestCancel, type DelegatedTask, type TaskSummary } from '../../engine/tasks';
 import { describeEvent, formatUsage, shortId, styleFor, type Style } from '../format';
 import { EXIT, ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { resolveRoot } from '../root';
@@ -99,13 +94,10 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
   const workspace = opts.root !== undefined ? root : path.resolve(io.cwd);
   const context = await readContext(io, opts.context);
 
-  const loaded = await loadConfig({ root, env: io.env }).catch((err: Error) => {
-    throw new UsageError(err.message);
-  });
-  const catalogue = catalogueFromAdapters(catalogueAdapters(loaded.config.agents), { env: io.env, builtIn: { demo: 'built in' } });
-  let resolution;
+  let delegated: DelegatedTask;
   try {
-    resolution = await resolveDelegation(
+    delegated = await delegateTask(
+      root,
       {
         objective,
         workspace,
@@ -120,20 +112,46 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
         ...(opts.channel ? { channel: true } : {}),
         extra_args: extraArgs,
       },
-      { loaded, catalogue, root, env: io.env },
+      { env: io.env, supervisorEnv: io.env },
     );
   } catch (err) {
     if (err instanceof DelegationRefusedError) throw new UsageError(err.message);
     throw err;
   }
-  for (const warning of resolution.warnings) io.err(`caesar: warning: ${warning}`);
+  for (const warning of delegated.warnings) io.err(`caesar: warning: ${warning}`);
 
-  const { id } = await delegate({ ...resolution.launch, root }, { env: io.env });
+  const { id } = delegated;
   const store = new TaskStore(root);
   const style = styleFor(io);
-  if (!opts.json) io.err(`Task ${id} delegated to ${resolution.launch.agent}; following it (Ctrl-C cancels).`);
-  const settled = await follow(io, store, id, opts.json ? undefined : (event) => io.out(eventLine(event, style)));
-  await printOutcome(io, store, id, settled, opts, style);
+  if (!opts.json) io.err(`Task ${id} delegated to ${delegated.launch.agent}; following it (Ctrl-C cancels).`);
+  // A fatal error reaches the user as an error event, then again inside the finished summary, state.error and the
+  // report summary: it is printed the first time only.
+  const shownErrors: string[] = [];
+  const settled = await follow(
+    io,
+    store,
+    id,
+    opts.json
+      ? undefined
+      : (event) => {
+          io.out(eventLine(withoutShownErrors(event, shownErrors), style));
+          if (event.type === 'error') shownErrors.push(event.message.trim());
+        },
+  );
+  await printOutcome(io, store, id, settled, opts, style, shownErrors);
+}
+
+/** The event with the error texts already shown taken out of a finished event's summary. */
+function withoutShownErrors(event: ProtocolEvent, shownErrors: readonly string[]): ProtocolEvent {
+  if (event.type !== 'finished' || !event.summary) return event;
+  const summary = withoutTexts(event.summary, shownErrors);
+  return summary === event.summary ? event : { ...event, summary };
+}
+
+function withoutTexts(text: string, texts: readonly string[]): string {
+  let left = text;
+  for (const t of texts) if (t) left = left.split(t).join('');
+  return left.replace(/\s{2,}/g, ' ').trim();
 }
 
 /**
@@ -218,7 +236,15 @@ export function eventLine(event: ProtocolEvent, style: Style): string {
   return event.type === 'error' ? style.red(line) : event.type === 'question' ? style.yellow(line) : line;
 }
 
-async function printOutcome(io: CliIo, store: TaskStore, id: string, settled: TaskSummary, opts: RunOptions, style: Style): Promise<void> {
+async function printOutcome(
+  io: CliIo,
+  store: TaskStore,
+  id: string,
+  settled: TaskSummary,
+  opts: RunOptions,
+  style: Style,
+  shownErrors: readonly string[] = [],
+): Promise<void> {
   const result = settled.result;
   const status = settled.observed;
   const succeeded = status === 'succeeded' && result?.report.status === 'success';
@@ -239,10 +265,12 @@ async function printOutcome(io: CliIo, store: TaskStore, id: string, settled: Ta
     lines.push(
       `${style.enabled ? `${verdict} ` : ''}Task ${id}: ${status}${result ? ` — report ${result.report.status} (source ${result.report_source}, changes verified by ${result.changes_verified_by})` : ''}`,
     );
-    if (settled.state.error) lines.push(`Error: ${settled.state.error}`);
+    const error = settled.state.error?.trim();
+    if (error && !shownErrors.includes(error)) lines.push(`Error: ${error}`);
     if (status === 'lost') lines.push('Its supervisor died without concluding; the worktree, if any, is kept for review.');
     if (result) {
-      lines.push(`Summary: ${result.report.summary}`);
+      const summary = withoutTexts(result.report.summary, error ? [...shownErrors, error] : shownErrors);
+      if (summary) lines.push(`Summary: ${summary}`);
       const usage = formatUsage(result.usage);
       if (usage) lines.push(`Usage: ${usage}`);
       const files = result.diff?.files ?? [];

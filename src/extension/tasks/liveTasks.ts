@@ -5,6 +5,17 @@ import { isSafeId, taskPaths } from '../../protocol';
 import { sortForDisplay, type TaskStore, type TaskSummary } from '../../engine/store';
 import { TaskActivity } from './activity';
 
+/** The longest the tree waits for a task's events to be read before showing what it has (they still stream in). */
+const ACTIVITY_LOAD_LIMIT_MS = 2000;
+
+interface ActivityEntry {
+  activity: TaskActivity;
+  follower?: vscode.Disposable;
+  /** Resolves once the events written before the first use have been folded in. */
+  loaded: Promise<TaskActivity>;
+  markLoaded(): void;
+}
+
 /**
  * The extension's live view of `.caesar/tasks/`: summaries read through the store, refreshed per task when VS Code's
  * file watcher reports a change (it also works under Remote, where the extension host runs next to the files).
@@ -12,7 +23,7 @@ import { TaskActivity } from './activity';
  */
 export class LiveTasks implements vscode.Disposable {
   private readonly summaries = new Map<string, TaskSummary>();
-  private readonly activities = new Map<string, { activity: TaskActivity; follower?: vscode.Disposable }>();
+  private readonly activities = new Map<string, ActivityEntry>();
   private readonly changed = new vscode.EventEmitter<string[]>();
   private readonly activityChanged = new vscode.EventEmitter<string>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -59,28 +70,40 @@ export class LiveTasks implements vscode.Disposable {
   }
 
   /**
-   * The folded event stream of a task, followed live while the task is active. Started on first use (a tree node
-   * expanded, a running task shown) so finished tasks nobody looks at cost nothing.
+   * The folded event stream of a task, resolved once every event written before this first use has been read; then
+   * followed live while the task is active. Started on first use (a tree node expanded, a running task shown) so
+   * finished tasks nobody looks at cost nothing. The tree awaits it: answering VS Code with a half-read stream (for a
+   * task nobody followed yet, no tool call at all) and counting on the refresh that follows left expanded tasks
+   * showing only their changed files whenever VS Code did not ask again.
    */
-  activity(id: string): TaskActivity {
+  activity(id: string): Promise<TaskActivity> {
     let entry = this.activities.get(id);
     if (!entry) {
       const activity = new TaskActivity();
-      entry = { activity };
-      this.activities.set(id, entry);
-      const current = entry;
+      // Where the summary saw the stream end (after its last complete line): read up to there, the activity is current.
+      const readTo = this.summaries.get(id)?.eventsBytes ?? 0;
+      let markLoaded!: () => void;
+      const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
+      // Unreadable last lines report no events, so their offset is never seen: do not hold the view for them.
+      const limit = setTimeout(markLoaded, ACTIVITY_LOAD_LIMIT_MS);
+      void loaded.then(() => clearTimeout(limit));
+      if (readTo === 0) markLoaded();
+      const current: ActivityEntry = { activity, loaded: loaded.then(() => activity), markLoaded };
+      this.activities.set(id, current);
       current.follower = this.store.follow(
         id,
         0,
-        (events) => {
+        (events, nextOffset) => {
           activity.apply(events);
+          if (nextOffset >= readTo) markLoaded();
           this.activityChanged.fire(id);
           this.stopFollowingIfOver(id);
         },
         (_line, error) => this.log.warn(`task ${id}: unreadable event line: ${error}`),
       );
+      entry = current;
     }
-    return entry.activity;
+    return entry.loaded;
   }
 
   /** Re-reads everything (first load, and the "Refresh" command after e.g. a dropped watcher). */
@@ -176,14 +199,20 @@ export class LiveTasks implements vscode.Disposable {
 
   private forget(id: string): void {
     this.summaries.delete(id);
-    this.activities.get(id)?.follower?.dispose();
+    this.release(this.activities.get(id));
     this.activities.delete(id);
     this.log.info(`task ${id} is gone`);
   }
 
+  /** Stops following, and lets whoever awaits the first read go on with what was read (the task is gone). */
+  private release(entry: ActivityEntry | undefined): void {
+    entry?.follower?.dispose();
+    entry?.markLoaded();
+  }
+
   dispose(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
-    for (const entry of this.activities.values()) entry.follower?.dispose();
+    for (const entry of this.activities.values()) this.release(entry);
     this.activities.clear();
     for (const d of this.disposables) d.dispose();
     this.changed.dispose();

@@ -43,20 +43,31 @@ const STATUS_ICONS: Record<ObservedStatus, [string, string]> = {
 export class TasksTreeProvider implements vscode.TreeDataProvider<TaskTreeNode>, vscode.Disposable {
   private readonly nodes = new Map<string, TaskNode>();
   private readonly emitter = new vscode.EventEmitter<TaskTreeNode | undefined>();
+  private readonly served = new vscode.EventEmitter<{ taskId: string; children: DetailNode[] }>();
   private readonly disposables: vscode.Disposable[] = [];
   private clock: NodeJS.Timeout | undefined;
+  /** The order of the tasks the view was last given or told to re-read (getChildren of the root, a root refresh). */
+  private shownOrder = '';
   readonly onDidChangeTreeData = this.emitter.event;
+  /** Fires with each list of details handed to the view for a task: what a user expanding it was shown. */
+  readonly onDidServeChildren = this.served.event;
 
   constructor(private readonly tasks: LiveTasks) {
     this.disposables.push(
-      tasks.onDidChange(() => {
-        this.emitter.fire(undefined); // order may change: refresh from the root
+      tasks.onDidChange((ids) => {
+        // A root refresh makes VS Code drop its cached nodes and cancel children being fetched (a task being expanded
+        // shows nothing new, or only its files): only when a task appeared, went or moved. A running task's events
+        // change its own row alone.
+        const order = this.order();
+        if (order !== this.shownOrder) {
+          this.shownOrder = order; // VS Code re-reads the root on this refresh (or when the view next shows)
+          this.emitter.fire(undefined);
+        } else {
+          for (const id of ids) this.fireFor(id);
+        }
         this.updateClock();
       }),
-      tasks.onDidChangeActivity((id) => {
-        const node = this.nodes.get(id);
-        if (node) this.emitter.fire(node);
-      }),
+      tasks.onDidChangeActivity((id) => this.fireFor(id)),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('caesar')) this.emitter.fire(undefined);
       }),
@@ -72,7 +83,25 @@ export class TasksTreeProvider implements vscode.TreeDataProvider<TaskTreeNode>,
     return node;
   }
 
-  getChildren(element?: TaskTreeNode): TaskTreeNode[] {
+  async getChildren(element?: TaskTreeNode): Promise<TaskTreeNode[]> {
+    const children = await this.childrenOf(element);
+    if (!element) this.shownOrder = this.order();
+    if (element instanceof TaskNode) this.served.fire({ taskId: element.taskId, children: children as DetailNode[] });
+    return children;
+  }
+
+  /** The task ids in display order, as one comparable string. */
+  private order(): string {
+    return this.tasks.list().map((s) => s.id).join('\n');
+  }
+
+  private fireFor(id: string): void {
+    const node = this.nodes.get(id);
+    if (node) this.emitter.fire(node);
+  }
+
+  /** What getChildren answers, for readers other than the view (the test API's snapshot). */
+  async childrenOf(element?: TaskTreeNode): Promise<TaskTreeNode[]> {
     if (!element) {
       const list = this.tasks.list();
       const live = new Set(list.map((s) => s.id));
@@ -80,8 +109,10 @@ export class TasksTreeProvider implements vscode.TreeDataProvider<TaskTreeNode>,
       return list.map((s) => this.nodeFor(s.id));
     }
     if (element instanceof TaskNode) {
+      // Every answer lists what the events say so far, read before answering: VS Code may not ask again.
+      const activity = await this.tasks.activity(element.taskId);
       const summary = this.tasks.get(element.taskId);
-      return summary ? this.detailsOf(summary, this.tasks.activity(element.taskId)) : [];
+      return summary ? this.detailsOf(summary, activity) : [];
     }
     return [];
   }
@@ -231,6 +262,7 @@ export class TasksTreeProvider implements vscode.TreeDataProvider<TaskTreeNode>,
     if (this.clock) clearInterval(this.clock);
     for (const d of this.disposables) d.dispose();
     this.emitter.dispose();
+    this.served.dispose();
   }
 }
 

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PINNED, installDir, doneMarker, cacheRoot } from './agents.mjs';
+import { cleanNpmEnv } from '../../../scripts/setup-editor.mjs';
 
 function sizeOf(dir) {
   const du = spawnSync('du', ['-sh', dir], { encoding: 'utf8' });
@@ -22,6 +23,7 @@ for (const entry of PINNED) {
     console.log(`${spec}: present (${sizeOf(dir)})`);
     continue;
   }
+  console.log(`${spec}: installing…`);
   const staging = `${dir}.partial-${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
@@ -30,6 +32,7 @@ for (const entry of PINNED) {
   const started = Date.now();
   const npm = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--save-exact', '--prefix', staging, spec], {
     stdio: ['ignore', 'inherit', 'inherit'],
+    env: cleanNpmEnv(),
   });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (npm.status !== 0) {

@@ -331,14 +331,24 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     assert.equal(done.state.status, 'succeeded');
   });
 
-  it('in place outside git: degraded isolation finding, declaration-verified changes', async () => {
+  it('in place outside git (allowed by the policy): degraded isolation finding, declaration-verified changes', async () => {
     const dir = makePlainDir();
-    const { id } = await startFixture(dir, { mode: 'success' }, { isolation: 'auto' });
+    const { id } = await startFixture(dir, { mode: 'success' }, { isolation: 'auto', allow_inplace_write: true });
     const done = await waitForFinished(dir, id);
     assert.equal(done.state.isolation, 'inplace');
     assert.equal(done.result.changes_verified_by, 'declaration');
     assert.ok(existsSync(path.join(dir, 'fixture.txt')));
     assert.ok(done.result.report.findings.some((f) => f.title === 'Degraded isolation'));
+  });
+
+  it('outside git, a write the policy does not allow in place fails naming the key and the command, and writes nothing', async () => {
+    const dir = makePlainDir();
+    const { id } = await startFixture(dir, { mode: 'success' }, { isolation: 'auto' });
+    const done = await waitForFinished(dir, id);
+    assert.equal(done.state.status, 'failed');
+    assert.match(done.state.error ?? '', /Writing in place is refused: no worktree is possible .*allow_inplace_write = false/);
+    assert.match(done.state.error ?? '', /`caesar policy set allow_inplace_write true` \(sets allow_inplace_write in \[policy\] of \.caesar\/config\.toml\)/);
+    assert.ok(!existsSync(path.join(dir, 'fixture.txt')), 'the agent never ran');
   });
 
   it('in place in git (allowed): changes are verified against the snapshot taken before the run', async () => {

@@ -1,12 +1,44 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, watch, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { requestCancel } from '../../../src/engine/requests';
+import { slotsDir } from '../../../src/engine/slots';
 import { acquireWorkspaceWriter, WorkspaceBusyError } from '../../../src/engine/writer-lock';
 import { stateDir } from '../../../src/protocol';
 import { makeRepo, startFixture, waitFor, waitForFinished } from './helpers';
 import { TaskStore } from '../../../src/engine/store';
+
+/** state.json when it holds a final status; undefined while active or mid-rename. Read synchronously: no await between
+ * seeing the final state and looking at the lease and slot folders. */
+function readStateIfFinal(file: string): { status: string } | undefined {
+  try {
+    const state = JSON.parse(readFileSync(file, 'utf8')) as { status: string };
+    return ['pending', 'running'].includes(state.status) ? undefined : state;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Watches the task folder and, in the very callback where state.json is first seen final, takes `look()` — so the
+ * look happens within a millisecond or two of the final state's rename, not a polling period later.
+ */
+function firstSightOfFinalState<T>(taskDir: string, look: () => T): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!readStateIfFinal(path.join(taskDir, 'state.json'))) return;
+      const seen = look();
+      watcher.close();
+      clearInterval(safety);
+      resolve(seen);
+    };
+    const watcher = watch(taskDir, check);
+    watcher.on('error', reject);
+    const safety = setInterval(check, 200);
+    check();
+  });
+}
 
 const leases = (root: string) => {
   const dir = path.join(stateDir(root), 'workspace-writers');
@@ -33,6 +65,22 @@ describe('engine: exclusive in-place writers (reference §2.3.5, §2.13)', () =>
 
     const third = await startFixture(repo, { mode: 'success' }, { isolation: 'inplace', allow_inplace_write: true });
     assert.equal((await waitForFinished(repo, third.id)).state.status, 'succeeded', 'free again after the first ended');
+  });
+
+  // The contract observers rely on: a task seen in a final state — the `finished` event, or state.json — holds no
+  // lease and no slot any more (the supervisor releases both before it publishes the final state). Checked at the
+  // very moment each signal becomes visible, over several tasks, since a wrong order shows up as a race.
+  it('a task seen finished holds no lease and no slot', async function () {
+    this.timeout(120_000);
+    const repo = makeRepo();
+    const slots = () => (existsSync(slotsDir(repo)) ? readdirSync(slotsDir(repo)).filter((n) => n.endsWith('.json')) : []);
+    for (let i = 0; i < 6; i++) {
+      const { id, taskDir } = await startFixture(repo, { mode: 'success' }, { isolation: 'inplace', allow_inplace_write: true });
+      const seenAtFinalState = await firstSightOfFinalState(taskDir, () => ({ leases: leases(repo), slots: slots() }));
+      assert.deepEqual(seenAtFinalState, { leases: [], slots: [] }, `task ${i}: final state published while still holding resources`);
+      await waitForFinished(repo, id);
+      assert.deepEqual({ leases: leases(repo), slots: slots() }, { leases: [], slots: [] }, `task ${i}: \`finished\` seen while still holding resources`);
+    }
   });
 
   it('reclaims a lease whose holder died, and refuses one held by a live process', async () => {

@@ -1,0 +1,53 @@
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
+import { caesar, record, sleep, until } from './helpers';
+
+// The tasks come from fixtures/finished-tasks.mjs, written into the workspace before the window opened: no extension
+// host ever followed their events. Each has four tool calls and one changed file.
+const TOOL_CALLS = 4;
+const toolCalls = (answer: TreeItemSnapshot[]) => answer.filter((c) => c.contextValue.startsWith('tool.')).length;
+const files = (answer: TreeItemSnapshot[]) => answer.filter((c) => c.contextValue === 'file').length;
+
+describe('Tasks tree: tasks that finished before the window opened', () => {
+  it('expanding one shows its tool calls in the first answer to the view, every time, not only its changed file', async function () {
+    this.timeout(90_000);
+    const api = await caesar();
+    const ids = (await api.treeSnapshot()).filter((t) => t.id.startsWith('before-open-')).map((t) => t.id).sort();
+    assert.equal(ids.length, 6, 'the runner wrote six finished tasks before the window opened');
+    for (const id of ids) assert.deepEqual(api.childrenShown(id), [], `${id} was not expanded before this test`);
+
+    await expandAllAndCheck(api, ids);
+  });
+});
+
+async function expandAllAndCheck(api: CaesarApi, ids: string[]): Promise<void> {
+  // What the view was given, per task: the tool-call count of each answer. Every answer must be complete — the first
+  // one included, since nothing guarantees VS Code asks again.
+  const counts = () => Object.fromEntries(ids.map((id) => [id, api.childrenShown(id).map(toolCalls)]));
+  const firstAnswerMs: number[] = [];
+  for (const id of ids) {
+    const asked = Date.now();
+    await api.expandTask(id);
+    await until(`VS Code asking for the children of ${id}`, () => api.childrenShown(id).length > 0, 30_000);
+    firstAnswerMs.push(Date.now() - asked);
+  }
+  record('finishedTaskFirstAnswerMs', firstAnswerMs);
+  // Time for any refresh that would have followed (the old design relied on one): the last answer is what shows.
+  await sleep(1500);
+  for (const id of ids) {
+    const answers = api.childrenShown(id);
+    assert.ok(answers.every((a) => toolCalls(a) === TOOL_CALLS && files(a) === 1), `tool calls per answer: ${JSON.stringify(counts())}`);
+  }
+
+  // Again after a refresh (VS Code re-asks the children of expanded tasks) and after collapsing and expanding.
+  const before = new Map(ids.map((id) => [id, api.childrenShown(id).length]));
+  await vscode.commands.executeCommand('caesar.refresh');
+  await until('VS Code re-asking every expanded task after the refresh', () => ids.every((id) => api.childrenShown(id).length > before.get(id)!), 10_000);
+  await vscode.commands.executeCommand('workbench.actions.treeView.caesar.tasks.collapseAll');
+  for (const id of ids) await api.expandTask(id);
+  await sleep(500);
+  for (const id of ids) {
+    assert.ok(api.childrenShown(id).every((a) => toolCalls(a) === TOOL_CALLS), `tool calls per answer: ${JSON.stringify(counts())}`);
+  }
+}

@@ -1,0 +1,40 @@
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { caesar, event, handWrittenTask } from './helpers';
+
+/**
+ * `npm start` turns on `caesar.showOnStartup` in its private profile, so a newcomer's window opens on the Caesar view
+ * and the running demo task's timeline instead of a welcome page.
+ */
+describe('showOnStartup (what npm start opens)', () => {
+  afterEach(async () => {
+    await vscode.workspace.getConfiguration().update('caesar.showOnStartup', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('does nothing while the setting is off', async () => {
+    const api = await caesar();
+    const id = 'startup-off-running';
+    handWrittenTask(api.root, id, { status: 'running', objective: 'Off', supervisor_pid: process.pid, started_at: new Date().toISOString() }, [
+      event(id, 0, new Date(), { type: 'started', agent: 'fixture', command: 'fixture' }),
+    ]);
+    await api.waitForTree((t) => t.some((n) => n.id.endsWith(id)), 5_000);
+    await api.showOnStartup();
+    assert.equal(api.timeline.stats(id), undefined, 'no timeline opened');
+  });
+
+  it('reveals the Tasks view and opens the newest running task\'s timeline when on', async () => {
+    const api = await caesar();
+    await vscode.commands.executeCommand('workbench.view.explorer');
+    const id = 'startup-on-running';
+    handWrittenTask(api.root, id, { status: 'running', objective: 'Show me first', supervisor_pid: process.pid, started_at: new Date().toISOString() }, [
+      event(id, 0, new Date(), { type: 'started', agent: 'fixture', command: 'fixture' }),
+    ]);
+    await api.waitForTree((t) => t.some((n) => n.id.endsWith(id)), 5_000);
+    await vscode.workspace.getConfiguration().update('caesar.showOnStartup', true, vscode.ConfigurationTarget.Global);
+    await api.showOnStartup();
+    const stats = await api.timeline.waitForStats(id, (s) => s.received >= 1, 15_000);
+    assert.ok(stats.received >= 1);
+    assert.ok(api.viewVisible(), 'the Tasks view is visible');
+  });
+});
