@@ -7,7 +7,7 @@ import * as path from 'node:path';
  * which also pins one of libuv's four pool threads for good), a device, a multi-gigabyte file. So every read:
  *  - lstat first: a symlink, a FIFO, a device or a directory is refused before it is opened;
  *  - opens with O_NOFOLLOW | O_NONBLOCK, so a symlink swapped in after the lstat fails the open and a FIFO never
- *    blocks it, then fstat's the descriptor and refuses anything that is not the regular file the lstat saw;
+ *    blocks it, then fstat's the descriptor and refuses anything that is not a regular file;
  *  - reads at most limit + 1 bytes, so "too big" is known without pulling the whole file into memory.
  * With `within`, every directory between `within` and the file must be a real directory too: a symlinked task
  * folder or questions/ folder cannot lead the read out of the tree.
@@ -81,8 +81,10 @@ export async function openRegularFile(file: string, options: SafeReadOptions = {
     throw err;
   }
   try {
+    // Only the kind matters: atomic writers (temp file + rename) legitimately replace a file between the lstat and
+    // the open, and the descriptor we hold is then the new regular file, as safe to read as the old one.
     const after = await handle.stat();
-    if (!after.isFile() || after.ino !== before.ino || after.dev !== before.dev) {
+    if (!after.isFile()) {
       throw new UnsafeFileError(file, 'ENOTREG', `${path.basename(file)} was replaced while it was opened (${kindOf(after)})`);
     }
     return handle;

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UnsafeFileError, openRegularFile, readRegularFileBounded } from '../../../src/base/safe-read';
 import { readJsonFile } from '../../../src/engine/atomic';
@@ -65,5 +65,32 @@ describe('security: readRegularFileBounded and openRegularFile', () => {
     writeFileSync(file, 'x'.repeat(5000)); // same inode, grown before or during the read
     const outcome = await reading.then((b) => b.length, (e: UnsafeFileError) => e.code);
     assert.ok(outcome === 'ETOOBIG' || (typeof outcome === 'number' && outcome <= 1000), String(outcome));
+  });
+
+  // Every task file is written by temp file + rename, so a reader regularly opens a file that was replaced between its
+  // lstat and its open. That is a normal read of the new file, never an error (seen as a flaky "replaced while it was
+  // opened" failure under load before).
+  it('reads a file that atomic writers keep replacing, without ever failing', async () => {
+    const dir = tempDir('caesar-sec-rename-');
+    const file = path.join(dir, 'state.json');
+    writeFileSync(file, JSON.stringify({ n: 0 }));
+    let writes = 0;
+    let stop = false;
+    const writer = (async () => {
+      while (!stop) {
+        const temp = `${file}.${writes}.tmp`;
+        writeFileSync(temp, JSON.stringify({ n: ++writes }));
+        renameSync(temp, file);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    const failures: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      await readJsonFile<{ n: number }>(file).catch((err: Error) => failures.push(err.message));
+    }
+    stop = true;
+    await writer;
+    assert.ok(writes > 50, `the writer replaced the file ${writes} times`);
+    assert.deepEqual(failures, []);
   });
 });
