@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readEventsText, type ProtocolEvent } from '../../../src/protocol';
 import { lastToolOutput, reportFor, startAnthropicServer, startResponsesServer, type FakeServer, type ModelRequest, type ToolCallSpec, type Turn } from '../fake-servers';
-import { CAESAR_JS, MODELS, agentEnv, jsonInText, makeRepo, pinnedBinDir, runCaesar, tempDir } from './harness';
+import { CAESAR_JS, MODELS, agentEnv, codexSeesChannel, jsonInText, makeRepo, pinnedBinDir, runCaesar, tempDir } from './harness';
 
 /**
  * The whole chain with real binaries, real MCP over stdio, inside the loopback-only namespace run.mjs opens:
@@ -135,7 +135,15 @@ function childScript(): Turn[] {
   const channel = (tool: string, args: ToolCallSpec['args']): ToolCallSpec => ({ name: tool, namespace: `mcp__${SERVER}`, args });
   const target = (r: ModelRequest) => path.join(r.workspace ?? '.', CHILD_FILE);
   return [
-    { kind: 'tools', text: 'The colour is not mine to pick.', calls: [channel('ask_orchestrator', { question: QUESTION, options: ['blue', 'green'] })] },
+    // Only once the channel is shown to the model (see codexSeesChannel); a harmless command meanwhile.
+    {
+      kind: 'dynamic',
+      play: (r) =>
+        codexSeesChannel(r.text)
+          ? { kind: 'tools', text: 'The colour is not mine to pick.', calls: [channel('ask_orchestrator', { question: QUESTION, options: ['blue', 'green'] })] }
+          : { kind: 'tools', calls: [{ name: 'exec_command', args: { cmd: 'sleep 1' } }] },
+      repeat: (r) => !codexSeesChannel(r.text),
+    },
     {
       kind: 'dynamic',
       play: (r) => ({

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readEventsText, type ProtocolEvent } from '../../../src/protocol';
 import { startResponsesServer, type FakeServer } from '../fake-servers';
-import { CAESAR_JS, MODELS, agentEnv, makeRepo, pinnedBinDir, run, tempDir } from './harness';
+import { CAESAR_JS, MODELS, agentEnv, codexSeesChannel, makeRepo, pinnedBinDir, run, tempDir } from './harness';
 
 /**
  * The return channel with the REAL codex CLI, through `caesar run --channel` (issue 11 item 2): codex starts
@@ -14,7 +14,7 @@ import { CAESAR_JS, MODELS, agentEnv, makeRepo, pinnedBinDir, run, tempDir } fro
 const CLI = process.env.CAESAR_CLI_JS ?? CAESAR_JS;
 
 /** The channel server's `instructions` reach the model once codex has initialized it. */
-const channelShown = (text: string) => text.includes('The return channel to the orchestrator');
+const channelShown = codexSeesChannel;
 
 describe('codex: the return channel through caesar (real CLI, real MCP over stdio)', function () {
   this.timeout(300_000);

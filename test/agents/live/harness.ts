@@ -208,3 +208,10 @@ export function jsonInText(text: string): Record<string, unknown> | undefined {
   }
   return undefined;
 }
+
+/**
+ * codex 0.171.0 may send its first model request before caesar's return channel answered `initialize` (seen under
+ * load: a channel call then fails "unsupported call: mcp__caesarget_task"). A real model only calls what it was
+ * shown, so a codex script waits until the request carries the channel's instructions.
+ */
+export const codexSeesChannel = (requestText: string): boolean => requestText.includes('The return channel to the orchestrator');
