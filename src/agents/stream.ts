@@ -85,15 +85,24 @@ export function workspaceChangePath(file: string, workspace: string | undefined)
 }
 
 /**
- * Pairs tool starts with their ends by native id. An end whose start was never seen gets a synthetic start first,
- * so every consumer can rely on "started, then succeeded/failed, same id". Ends name the tool their start named,
- * even when the native closing line does not (claude, gemini).
+ * The one pairing of tool starts with their ends. An end whose start was never seen gets a synthetic start first, so
+ * every consumer can rely on "started, then succeeded/failed, same id". Ends name the tool their start named, even
+ * when the native closing line does not (claude, gemini).
+ *
+ * Translators call start()/end() with their CLI's native ids. The supervisor passes everything a translator or an
+ * agent's outbox produced through pair() once more before events.jsonl is written (src/engine/supervisor.ts), which
+ * is where id-less calls (template agents, OACP outboxes) get a stable synthetic id: an id-less end closes the oldest
+ * open id-less call with the same tool and summary, else the same tool, else (an end naming no tool) the oldest one.
+ * Readers then only look ids up (src/common/task-view.ts).
  */
 export class ToolPairing {
   private readonly open = new Map<string, { tool: string; summary: string }>();
+  /** Open calls that came without an id, oldest first, under the synthetic id they were given. */
+  private readonly anonymous: Array<{ id: string; tool: string; summary: string }> = [];
+  private synthetic = 0;
 
   start(id: string, tool: string, summary: string, startedAt?: string): EventDraft[] {
-    // Without an id nothing could pair it: such a line is not a tool call we understand.
+    // Without an id nothing could pair it: such a line is not a tool call we understand (pair() gives one first).
     if (!id || this.open.has(id)) return [];
     this.open.set(id, { tool, summary });
     return [toolEvent(tool, id, summary, 'started', startedAt)];
@@ -103,8 +112,8 @@ export class ToolPairing {
     if (!id) return [];
     const known = this.open.get(id);
     const out: EventDraft[] = [];
-    const tool = known?.tool ?? fallback.tool ?? '';
-    const summary = known?.summary ?? fallback.summary ?? '';
+    const tool = known?.tool || fallback.tool || '';
+    const summary = known?.summary || fallback.summary || '';
     if (!known) out.push(toolEvent(tool, id, summary, 'started'));
     this.open.delete(id);
     out.push(toolEvent(tool, id, summary, ok ? 'succeeded' : 'failed'));
@@ -113,6 +122,38 @@ export class ToolPairing {
 
   isOpen(id: string): boolean {
     return this.open.has(id);
+  }
+
+  /** Any draft through the pairing: a tool_use comes out paired and with an id; every other draft unchanged. */
+  pair(draft: EventDraft): EventDraft[] {
+    if (draft.type !== 'tool_use') return [draft];
+    const tool = draft.tool;
+    const summary = draft.input_summary ?? '';
+    if ((draft.status ?? 'started') === 'started') {
+      let id = draft.id ?? '';
+      if (!id) {
+        id = this.syntheticId();
+        this.anonymous.push({ id, tool, summary });
+      }
+      return this.start(id, tool, summary, draft.started_at);
+    }
+    const id = draft.id || this.claimAnonymous(tool, summary) || this.syntheticId();
+    return this.end(id, draft.status === 'succeeded', { tool, summary });
+  }
+
+  private claimAnonymous(tool: string, summary: string): string | undefined {
+    let index = tool ? this.anonymous.findIndex((c) => c.tool === tool && c.summary === summary) : -1;
+    if (index < 0 && tool) index = this.anonymous.findIndex((c) => c.tool === tool);
+    if (index < 0 && !tool) index = 0;
+    const claimed = index >= 0 ? this.anonymous.splice(index, 1)[0] : undefined;
+    return claimed && this.open.has(claimed.id) ? claimed.id : undefined;
+  }
+
+  private syntheticId(): string {
+    let id: string;
+    do id = `caesar-call-${++this.synthetic}`;
+    while (this.open.has(id));
+    return id;
   }
 }
 

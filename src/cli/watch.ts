@@ -1,16 +1,7 @@
 import { loadConfig } from '../config';
 import type { ProtocolEvent } from '../protocol';
-import {
-  EMPTY_ACTIVITY,
-  STALL_AFTER_MS,
-  foldActivity,
-  formatDuration,
-  headline,
-  isStalled,
-  oneLine,
-  silenceMs,
-  type Activity,
-} from '../engine/activity';
+import { formatDuration, oneLine } from '../common/format';
+import { EMPTY_TASK_VIEW, STALL_AFTER_MS, foldTaskView, headline, isStalled, silenceMs, type TaskView } from '../common/task-view';
 import type { Disposable } from '../engine/disposable';
 import { DEFAULT_MAX_PARALLEL } from '../engine/launch';
 import { isActive, observedStatus, type TaskStore, type TaskSummary } from '../engine/store';
@@ -33,7 +24,7 @@ const DRAIN_GRACE_MS = 3000;
 export interface WatchedTask {
   id: string;
   summary: TaskSummary;
-  activity: Activity;
+  activity: TaskView;
   badLines: number;
   /** When watch saw the task stop being active (or its recorded end, for tasks that ended before watch started). */
   endedAt?: number;
@@ -77,7 +68,7 @@ async function watchOnce(io: CliIo, store: TaskStore, ids: string[], opts: Watch
   const tasks: WatchedTask[] = read.map((r) => ({
     id: r.summary.id,
     summary: r.summary,
-    activity: foldActivity(EMPTY_ACTIVITY, r.events),
+    activity: foldTaskView(EMPTY_TASK_VIEW, r.events),
     badLines: r.badLines,
     endedAt: isActive(r.summary.observed) ? undefined : recordedEnd(r.summary, now),
   }));
@@ -141,7 +132,7 @@ class WatchSession {
     const task: Tracked = {
       id: summary.id,
       summary,
-      activity: EMPTY_ACTIVITY,
+      activity: EMPTY_TASK_VIEW,
       badLines: 0,
       endedAt: isActive(summary.observed) ? undefined : recordedEnd(summary, now),
       finishedSeen: false,
@@ -156,7 +147,7 @@ class WatchSession {
       (events) => this.onEvents(task, events),
       (_line, error) => {
         task.badLines++;
-        if (this.mode === 'plain') this.io.err(`${shortId(task.id)} unreadable event line: ${error}`);
+        if (this.mode === 'plain') this.io.err(`${shortId(task.id)} unreadable event line: ${truncate(error, 500)}`);
         this.changed();
       },
     );
@@ -164,7 +155,7 @@ class WatchSession {
 
   private onEvents(task: Tracked, events: ProtocolEvent[]): void {
     if (this.closed) return;
-    task.activity = foldActivity(task.activity, events);
+    task.activity = foldTaskView(task.activity, events);
     task.silenceAnnounced = false;
     if (events.some((e) => e.type === 'finished')) task.finishedSeen = true;
     if (this.mode === 'json') for (const event of events) this.io.out(JSON.stringify(event));
@@ -173,7 +164,8 @@ class WatchSession {
   }
 
   private prefix(task: WatchedTask): string {
-    return `${shortId(task.id)} ${task.summary.state.agent}  `;
+    // truncate() also makes the record's agent name terminal-safe.
+    return `${shortId(task.id)} ${truncate(task.summary.state.agent, 60)}  `;
   }
 
   private async refresh(ids: string[]): Promise<void> {

@@ -27,8 +27,8 @@ export function parseDuration(value: unknown): number {
   return ms;
 }
 
-/** The shortest exact spelling of a millisecond count, for display ("10m", "90s", "1500ms"). */
-export function formatDuration(ms: number): string {
+/** The shortest exact spelling of a millisecond count as configuration writes it ("10m", "90s", "1500ms"); display text uses src/common/format.ts. */
+export function formatConfigDuration(ms: number): string {
   if (ms > 0 && ms % UNIT_MS.h! === 0) return `${ms / UNIT_MS.h!}h`;
   if (ms > 0 && ms % UNIT_MS.m! === 0) return `${ms / UNIT_MS.m!}m`;
   if (ms > 0 && ms % UNIT_MS.s! === 0) return `${ms / UNIT_MS.s!}s`;

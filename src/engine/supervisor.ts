@@ -11,6 +11,7 @@ import {
   renderBrief,
   strictReportSchema,
   taskPaths,
+  type EventDraft,
   type Finding,
   type Report,
   type ReportTier,
@@ -20,8 +21,11 @@ import {
 } from '../protocol';
 import { resolveAdapter } from '../agents/registry';
 import type { AgentAdapter, SpawnPlan, TranslationSummary } from '../agents/types';
+import { ToolPairing } from '../agents/stream';
+import { AgentOutbox } from './agent-outbox';
 import { readJsonFile, writeFileAtomic, writeJsonAtomic } from './atomic';
 import { channelCoordinates, channelLauncher } from './channel-launcher';
+import { minimalEnv } from './agent-env';
 import { EventsWriter } from './events-writer';
 import { repoState, type RepoState } from './git';
 import { DEFAULT_MAX_PARALLEL, readLaunchSpec, type LaunchSpec } from './launch';
@@ -86,6 +90,9 @@ class TaskRun {
   private readonly events: EventsWriter;
   private readonly cancel: CancelWatch;
   private readonly questions: QuestionsRelay;
+  /** Every agent-produced draft (translated stdout, the OACP outbox) goes through this one pairing step. */
+  private readonly pairing = new ToolPairing();
+  private readonly outbox: AgentOutbox;
   private readonly graceMs: number;
   private slot?: Slot;
   private writerLease?: WriterLease;
@@ -103,6 +110,7 @@ class TaskRun {
     this.events = new EventsWriter(paths.events, id, (reason) => log(reason));
     this.cancel = new CancelWatch(paths.cancelRequest, log);
     this.questions = new QuestionsRelay(paths, this.events, log);
+    this.outbox = new AgentOutbox(paths.agentEvents, (drafts) => this.relay(drafts), log);
     const envGrace = Number(process.env.CAESAR_KILL_GRACE_MS);
     this.graceMs = options.graceMs ?? (Number.isFinite(envGrace) && envGrace >= 0 ? envGrace : DEFAULT_GRACE_MS);
   }
@@ -137,10 +145,21 @@ class TaskRun {
     } finally {
       this.cancel.dispose();
       this.questions.dispose();
+      this.outbox.dispose();
       this.events.close();
       // Normally done by finalize() already; here for the paths that never reach it (a failure to record the failure).
       await this.releaseResources();
     }
+  }
+
+  /**
+   * The agent's drafts into events.jsonl: tool calls paired (id-less ones given a synthetic id), so the log always
+   * carries paired ids and readers only look them up. `started` is the supervisor's own event (exactly one, first).
+   */
+  private relay(drafts: EventDraft[]): void {
+    const paired: EventDraft[] = [];
+    for (const draft of drafts) if (draft.type !== 'started') paired.push(...this.pairing.pair(draft));
+    this.events.appendAll(paired);
   }
 
   /**
@@ -228,6 +247,7 @@ class TaskRun {
     });
     const restore = await layDownFiles(plan);
     await this.questions.start();
+    await this.outbox.start();
     const translator = adapter.createTranslator({ workspace: placement.workspace });
     await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
@@ -236,23 +256,22 @@ class TaskRun {
     try {
       result = await runAgentProcess({
         plan,
-        env: agentEnv(plan, this.paths, this.id, launch),
+        env: agentEnv(plan, this.paths, this.id, launch, adapter.envKeys ?? []),
         rawLogPath: this.paths.rawLog,
         timeoutMs: launch.timeout_ms,
         graceMs: this.graceMs,
         signal: this.cancel.signal,
         onPid: (pid) => void this.state.update({ agent_pid: pid }),
         onStdoutLines: (lines) => {
-          const drafts = [];
+          const drafts: EventDraft[] = [];
           for (const line of lines) {
             try {
-              // `started` is the supervisor's own event (exactly one, first); a translator cannot add another.
-              drafts.push(...translator.line(line).filter((draft) => draft.type !== 'started'));
+              drafts.push(...translator.line(line));
             } catch (err) {
               this.log(`translator threw on a line (kept in raw.log): ${describeError(err)}`);
             }
           }
-          this.events.appendAll(drafts);
+          this.relay(drafts);
         },
         onTerminate: (reason) => {
           this.events.append(
@@ -265,6 +284,8 @@ class TaskRun {
     } finally {
       await restore();
     }
+    // Everything the agent put in its outbox reaches events.jsonl before the conclusion (and its `finished`).
+    await this.outbox.drain();
     if (result.spawnError) this.events.append({ type: 'error', message: result.spawnError, fatal: true });
     await this.questions.expireUnanswered();
     let translation: TranslationSummary = {};
@@ -488,23 +509,28 @@ function buildTask(launch: LaunchSpec, placement: Placement, paths: TaskPaths): 
     deadline_ms: launch.timeout_ms,
     depth: launch.depth,
     report_path: paths.report,
-    events_path: paths.events,
+    // The agent's outbox, not events.jsonl: that file has one writer, this supervisor, which relays the outbox.
+    events_path: paths.agentEvents,
     // Requested → the coordinates, for every agent: adapters that can load MCP inject them (the `channel` tier), and
     // an OACP agent of its own (a [[agent]] template) may start the server from task.json itself.
     channel: launch.channel ? (channelCoordinates(paths.dir) ?? null) : null,
   });
 }
 
-/** process.env, then the eight CAESAR_* variables, then the adapter's own (reference §1.1.4). */
-function agentEnv(plan: SpawnPlan, paths: TaskPaths, id: string, launch: LaunchSpec): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+/**
+ * process.env (all of it under the `inherit` env policy; under `minimal` the base set, caesar's own variables, the
+ * adapter's documented keys and the launch's allow list), then the eight CAESAR_* variables, then the adapter's own
+ * (reference §1.1.4).
+ */
+function agentEnv(plan: SpawnPlan, paths: TaskPaths, id: string, launch: LaunchSpec, envKeys: readonly string[]): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = launch.env_policy === 'minimal' ? minimalEnv(process.env, envKeys, launch.env_allow) : { ...process.env };
   // Set for the supervisor so an Electron host can run it; an agent CLI must not inherit it unless it asks.
   delete env.ELECTRON_RUN_AS_NODE;
   Object.assign(env, {
     [ENV.taskDir]: paths.dir,
     [ENV.taskFile]: paths.task,
     [ENV.reportPath]: paths.report,
-    [ENV.eventsPath]: paths.events,
+    [ENV.eventsPath]: paths.agentEvents,
     [ENV.taskId]: id,
     [ENV.agent]: launch.agent,
     [ENV.depth]: String(launch.depth),

@@ -15,6 +15,11 @@ export const TASK_FILES = {
   report: 'report.json',
   /** OACP: the progress stream. Single writer: the supervisor. */
   events: 'events.jsonl',
+  /**
+   * The agent's outbox (its CAESAR_EVENTS_PATH): an OACP agent appends its events here, never to events.jsonl; the
+   * supervisor follows it and relays each line, validated, renumbered and paired, into events.jsonl.
+   */
+  agentEvents: 'agent-events.jsonl',
   /** OACP: raw stdout + stderr of the agent, for diagnosis. */
   rawLog: 'raw.log',
   /** The orchestrator's lifecycle record (status, pid, timestamps). Single writer: delegate() then the supervisor. */
@@ -51,6 +56,7 @@ export interface TaskPaths {
   task: string;
   report: string;
   events: string;
+  agentEvents: string;
   rawLog: string;
   state: string;
   result: string;
@@ -90,6 +96,7 @@ export function taskPaths(root: string, id: string): TaskPaths {
     task: at(TASK_FILES.task),
     report: at(TASK_FILES.report),
     events: at(TASK_FILES.events),
+    agentEvents: at(TASK_FILES.agentEvents),
     rawLog: at(TASK_FILES.rawLog),
     state: at(TASK_FILES.state),
     result: at(TASK_FILES.result),

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { DurationError, formatDuration, parseDuration } from '../../src/config';
+import { DurationError, formatConfigDuration, parseDuration } from '../../src/config';
 
 describe('config durations', () => {
   it('accepts digits (ms), the four units, trimmed edges and TOML numbers', () => {
@@ -29,10 +29,10 @@ describe('config durations', () => {
   });
 
   it('formats with the largest exact unit', () => {
-    assert.equal(formatDuration(600_000), '10m');
-    assert.equal(formatDuration(90_000), '90s');
-    assert.equal(formatDuration(3_600_000), '1h');
-    assert.equal(formatDuration(1500), '1500ms');
-    assert.equal(formatDuration(0), '0ms');
+    assert.equal(formatConfigDuration(600_000), '10m');
+    assert.equal(formatConfigDuration(90_000), '90s');
+    assert.equal(formatConfigDuration(3_600_000), '1h');
+    assert.equal(formatConfigDuration(1500), '1500ms');
+    assert.equal(formatConfigDuration(0), '0ms');
   });
 });

@@ -1,14 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { parseEvent, type ProtocolEvent } from '../../src/protocol';
+import { formatDuration } from '../../src/common/format';
 import {
-  EMPTY_ACTIVITY,
+  EMPTY_TASK_VIEW as EMPTY_ACTIVITY,
   MAX_OPEN_TOOLS,
-  foldActivity,
-  formatDuration,
+  foldTaskView as foldActivity,
   headline,
   isStalled,
   silenceMs,
-} from '../../src/engine/activity';
+} from '../../src/common/task-view';
 
 const T0 = Date.parse('2026-01-01T10:00:00.000Z');
 let seq = 0;
@@ -52,17 +52,17 @@ describe('activity fold (what watch shows)', () => {
     assert.deepEqual(b.openTools.map((t) => t.id), ['one']);
   });
 
-  it('then by (name, summary), then by the oldest open call of the same name', () => {
+  it('looks ends up by id only: an id-less end (a log written before the supervisor paired calls) closes nothing', () => {
     const open = foldActivity(EMPTY_ACTIVITY, [
-      tool(0, 'Read', 'a.ts', 'started'),
-      tool(1, 'Read', 'b.ts', 'started'),
-      tool(2, 'Read', 'c.ts', 'started'),
+      tool(0, 'Read', 'a.ts', 'started', 'r1'),
+      tool(1, 'Read', 'b.ts', 'started', 'r2'),
     ]);
-    const bySummary = foldActivity(open, [tool(3, 'Read', 'b.ts', 'succeeded')]);
-    assert.deepEqual(bySummary.openTools.map((t) => t.summary), ['a.ts', 'c.ts']);
-    const byName = foldActivity(bySummary, [tool(4, 'Read', 'other', 'failed')]);
-    assert.deepEqual(byName.openTools.map((t) => t.summary), ['c.ts'], 'the oldest Read was closed');
-    assert.deepEqual(byName.lastTool, { name: 'Read', summary: 'other', ok: false });
+    const anonymous = foldActivity(open, [tool(2, 'Read', 'b.ts', 'succeeded')]);
+    assert.deepEqual(anonymous.openTools.map((t) => t.summary), ['a.ts', 'b.ts'], 'no guess by name or summary');
+    assert.deepEqual(anonymous.lastTool, { name: 'Read', summary: 'b.ts', ok: true });
+    const byId = foldActivity(anonymous, [tool(3, 'Read', 'b.ts', 'failed', 'r2')]);
+    assert.deepEqual(byId.openTools.map((t) => t.summary), ['a.ts']);
+    assert.deepEqual(byId.lastTool, { name: 'Read', summary: 'b.ts', ok: false });
   });
 
   it('an anonymous end (id only, the claude case) borrows the name and summary of its start', () => {

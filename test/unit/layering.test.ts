@@ -8,10 +8,14 @@ import ts from 'typescript';
  * base (file and lifetime utilities) < protocol < config < agents < engine < (mcp | cli | extension) < bin; the three
  * front ends do not import each other, and bin (the process entry of dist/caesar.js) composes them.
  * Every folder under src/ must have a rank: a new folder no rule covers fails the guard until it is placed.
- * webview-ui/ is browser code: it may import only *types* from src/protocol and the timeline message contract.
+ * webview-ui/ is browser code: it may import only *types* from src/protocol and the timeline message contract, and
+ * the browser-safe common layer (src/common: the shared task view and formatters) by value. src/common sits just
+ * above protocol and stays browser-safe: no `node:` module, no package, and only types from protocol (whose values
+ * pull zod in).
  */
-const RANK: Record<string, number> = { base: -1, protocol: 0, config: 1, agents: 2, engine: 3, mcp: 4, cli: 4, extension: 4, bin: 5 };
+const RANK: Record<string, number> = { base: -1, protocol: 0, common: 0.5, config: 1, agents: 2, engine: 3, mcp: 4, cli: 4, extension: 4, bin: 5 };
 const WEBVIEW_TYPE_SOURCES = [/^src\/protocol\//, /^src\/extension\/[^/]+\/messages\.ts$/];
+const WEBVIEW_VALUE_SOURCES = [/^src\/common\//];
 
 interface SourceFile {
   path: string; // relative to the project root, with forward slashes
@@ -64,7 +68,12 @@ export function layeringViolations(files: SourceFile[]): string[] {
   for (const file of files) {
     const fromLayer = layerOf(file.path);
     const isWebview = file.path.startsWith('webview-ui/');
+    const isCommon = fromLayer === 'common';
     for (const ref of importsOf(file)) {
+      if (isCommon && !ref.specifier.startsWith('.')) {
+        violations.push(`${file.path} imports ${ref.specifier} (the common layer is browser-safe: no node: module, no package)`);
+        continue;
+      }
       if (ref.specifier === 'vscode') {
         if (!file.path.startsWith('src/extension/') && !isWebview) violations.push(`${file.path} imports vscode`);
         continue;
@@ -73,11 +82,18 @@ export function layeringViolations(files: SourceFile[]): string[] {
       const target = path.posix.normalize(path.posix.join(path.posix.dirname(file.path), ref.specifier));
       if (isWebview) {
         if (target.startsWith('webview-ui/')) continue;
-        const allowed = ref.typeOnly && WEBVIEW_TYPE_SOURCES.some((re) => [target, `${target}.ts`, `${target}/`].some((t) => re.test(t)));
-        if (!allowed) violations.push(`${file.path} imports ${ref.specifier} (webview code may import only types from src/protocol and messages.ts)`);
+        const candidates = [target, `${target}.ts`, `${target}/`];
+        const allowed =
+          WEBVIEW_VALUE_SOURCES.some((re) => candidates.some((t) => re.test(t))) ||
+          (ref.typeOnly && WEBVIEW_TYPE_SOURCES.some((re) => candidates.some((t) => re.test(t))));
+        if (!allowed) violations.push(`${file.path} imports ${ref.specifier} (webview code may import src/common, and only types from src/protocol and messages.ts)`);
         continue;
       }
       const toLayer = layerOf(`${target}/`) ?? layerOf(target);
+      if (isCommon && toLayer === 'protocol' && !ref.typeOnly) {
+        violations.push(`${file.path} imports ${ref.specifier} by value (the common layer takes only types from protocol)`);
+        continue;
+      }
       if (!fromLayer || !toLayer || fromLayer === toLayer) continue;
       if (RANK[toLayer]! >= RANK[fromLayer]!) violations.push(`${file.path} (${fromLayer}) imports ${ref.specifier} (${toLayer})`);
     }
@@ -158,6 +174,27 @@ describe('layering guard', () => {
       { path: 'src/extension/b.ts', text: "import * as vscode from 'vscode'; import { TaskStore } from '../engine/store';" },
     ]);
     assert.deepEqual(v, []);
+  });
+
+  it('keeps the common layer browser-safe: no node: module, no package, only types from protocol', () => {
+    const ok = layeringViolations([
+      { path: 'src/common/a.ts', text: "import type { ProtocolEvent } from '../protocol'; import { formatDuration } from './format';" },
+    ]);
+    assert.deepEqual(ok, []);
+    const bad = layeringViolations([
+      { path: 'src/common/a.ts', text: "import * as path from 'node:path';" },
+      { path: 'src/common/b.ts', text: "import { z } from 'zod';" },
+      { path: 'src/common/c.ts', text: "import { EventSchema } from '../protocol';" },
+      { path: 'src/common/d.ts', text: "import { TaskStore } from '../engine/store';" },
+    ]);
+    assert.equal(bad.length, 4, bad.join('\n'));
+  });
+
+  it('lets webview code import the common layer by value', () => {
+    const ok = layeringViolations([
+      { path: 'webview-ui/timeline/rows.ts', text: "import { foldTaskView } from '../../src/common/task-view'; import { formatDuration } from '../../src/common/format';" },
+    ]);
+    assert.deepEqual(ok, []);
   });
 
   it('lets webview code import only types from protocol and the message contract', () => {

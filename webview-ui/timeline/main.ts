@@ -3,9 +3,9 @@
 // agent is put in the page with textContent, never as markup.
 import '@vscode/codicons/dist/codicon.css';
 import './timeline.css';
-import type { HostToWebview, TimelineEvents, TimelineStats, TimelineTaskInfo, WebviewToHost, WireEvent } from '../../src/extension/timeline/messages';
-
-type ProtocolEvent = WireEvent;
+import { fileActionIcon, formatDuration, formatUsage } from '../../src/common/format';
+import type { HostToWebview, TimelineEvents, TimelineStats, TimelineTaskInfo, WebviewToHost } from '../../src/extension/timeline/messages';
+import { TimelineRows } from './rows';
 
 interface VsCodeApi {
   postMessage(message: WebviewToHost): void;
@@ -17,34 +17,17 @@ const vscode = acquireVsCodeApi();
 const ROW_HEIGHT = 22;
 const OVERSCAN = 8;
 
-interface Row {
-  seq: number;
-  at: string;
-  type: ProtocolEvent['type'];
-  icon: string;
-  tone: '' | 'ok' | 'bad' | 'warn' | 'dim' | 'info';
-  label: string;
-  /** The full text shown in the detail pane when the row is selected. */
-  detail: string;
-  duration?: string;
-  /** When the tool really started, if the agent reported it only at its end (opencode): durations count from here. */
-  startedAt?: string;
-  running?: boolean;
-  filePath?: string;
-}
-
 const state = {
   taskId: document.body.dataset.taskId ?? '',
   task: undefined as TimelineTaskInfo | undefined,
-  rows: [] as Row[],
-  received: 0,
-  lastSeq: -1,
+  model: new TimelineRows(),
+  get rows() {
+    return this.model.rows;
+  },
   caughtUp: false,
   selected: -1,
   stickToBottom: true,
   badLines: 0,
-  progress: undefined as { message: string; pct?: number } | undefined,
-  openTools: new Map<string, number>(),
 };
 
 vscode.setState({ taskId: state.taskId });
@@ -55,6 +38,7 @@ app.innerHTML = `
 <header class="head">
   <div class="title-row"><span class="status-icon codicon"></span><h1 class="objective"></h1></div>
   <div class="meta"></div>
+  <div class="actions" hidden><button type="button" data-action="reviewAll">Review All Changes</button><button type="button" data-action="apply">Apply</button><button type="button" data-action="applySelected">Apply Selected Files…</button><button type="button" data-action="discard">Discard</button></div>
   <div class="progress" hidden><div class="progress-track" role="progressbar" aria-valuemin="0" aria-valuemax="100"><div class="progress-fill"></div></div><span class="progress-text"></span></div>
   <div class="bad-lines" hidden><span class="codicon codicon-warning"></span> <span class="bad-lines-text"></span></div>
   <div class="task-error" hidden><span class="codicon codicon-error"></span> <span class="task-error-text"></span></div>
@@ -69,6 +53,7 @@ const els = {
   statusIcon: $('.status-icon'),
   objective: $('.objective'),
   meta: $('.meta'),
+  actions: $('.actions'),
   progress: $('.progress'),
   progressTrack: $('.progress-track'),
   progressFill: $('.progress-fill'),
@@ -88,108 +73,6 @@ const els = {
 function time(at: string): string {
   const d = new Date(at);
   return Number.isNaN(d.getTime()) ? '' : d.toLocaleTimeString([], { hour12: false });
-}
-
-function formatDuration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return '';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(1)} s`;
-  const m = Math.floor(s / 60);
-  return m < 60 ? `${m}m ${String(Math.floor(s % 60)).padStart(2, '0')}s` : `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
-}
-
-function firstLine(text: string): string {
-  const line = text.split(/\r?\n/, 1)[0] ?? '';
-  return line.length > 400 ? `${line.slice(0, 399)}…` : line;
-}
-
-const FILE_ICONS: Record<string, string> = { created: 'diff-added', modified: 'diff-modified', deleted: 'diff-removed', renamed: 'diff-renamed' };
-
-function addEvent(e: ProtocolEvent): void {
-  state.received++;
-  if (e.seq <= state.lastSeq) return; // the host restarted the stream: already shown
-  state.lastSeq = e.seq;
-  const base = { seq: e.seq, at: e.at, type: e.type };
-  switch (e.type) {
-    case 'started':
-      state.rows.push({ ...base, icon: 'play', tone: 'info', label: `Started ${e.agent}`, detail: e.command ? `${e.agent}: ${e.command}` : e.agent });
-      break;
-    case 'thinking':
-      state.rows.push({ ...base, icon: 'lightbulb', tone: 'dim', label: firstLine(e.text), detail: e.text });
-      break;
-    case 'message':
-      state.rows.push({ ...base, icon: 'comment', tone: '', label: firstLine(e.text), detail: e.text });
-      break;
-    case 'tool_use':
-      addTool(e, base);
-      break;
-    case 'file_changed':
-      state.rows.push({ ...base, icon: FILE_ICONS[e.action] ?? 'diff', tone: 'info', label: `${e.action} ${e.path}`, detail: `${e.action}: ${e.path}`, filePath: e.path });
-      break;
-    case 'progress':
-      state.progress = { message: e.message, pct: e.pct };
-      state.rows.push({ ...base, icon: 'pulse', tone: 'dim', label: e.pct !== undefined ? `${e.message} (${Math.round(e.pct)}%)` : e.message, detail: e.message });
-      break;
-    case 'question':
-      state.rows.push({
-        ...base, icon: 'question', tone: 'warn', label: e.question,
-        detail: e.options.length ? `${e.question}\n\nOptions: ${e.options.join(' | ')}` : e.question,
-      });
-      break;
-    case 'answer':
-      state.rows.push({ ...base, icon: 'reply', tone: 'ok', label: `Answer: ${firstLine(e.answer)}`, detail: `Answer to ${e.id}: ${e.answer}` });
-      break;
-    case 'error':
-      state.rows.push({ ...base, icon: e.fatal ? 'error' : 'warning', tone: e.fatal ? 'bad' : 'warn', label: firstLine(e.message), detail: e.message });
-      break;
-    case 'finished': {
-      for (const index of state.openTools.values()) closeTool(index, 'failed', e.at);
-      state.openTools.clear();
-      const ok = e.status === 'success';
-      state.rows.push({
-        ...base, icon: ok ? 'pass' : e.status === 'partial' ? 'warning' : 'error', tone: ok ? 'ok' : e.status === 'partial' ? 'warn' : 'bad',
-        label: `Finished: ${e.status}${e.summary ? ` — ${firstLine(e.summary)}` : ''}`, detail: e.summary || e.status,
-      });
-      break;
-    }
-  }
-}
-
-function addTool(e: Extract<ProtocolEvent, { type: 'tool_use' }>, base: Pick<Row, 'seq' | 'at' | 'type'>): void {
-  const label = [e.tool || 'tool', e.input_summary].filter(Boolean).join('  ');
-  if (e.status === 'started') {
-    state.rows.push({ ...base, icon: 'loading', tone: '', label, detail: `${e.tool}\n${e.input_summary}`, running: true, ...(e.started_at ? { startedAt: e.started_at } : {}) });
-    state.openTools.set(e.id ? `id:${e.id}` : `tool:${e.tool}`, state.rows.length - 1);
-    return;
-  }
-  const key = e.id ? `id:${e.id}` : `tool:${e.tool}`;
-  let index = state.openTools.get(key);
-  if (index === undefined && !e.id && !e.tool) {
-    // An end that names neither id nor tool closes the latest open call.
-    const all = [...state.openTools.entries()];
-    const last = all[all.length - 1];
-    if (last) index = last[1];
-    if (last) state.openTools.delete(last[0]);
-  } else if (index !== undefined) state.openTools.delete(key);
-  if (index !== undefined) {
-    closeTool(index, e.status, e.at);
-    return;
-  }
-  state.rows.push({
-    ...base, icon: e.status === 'failed' ? 'error' : 'tools', tone: e.status === 'failed' ? 'bad' : '', label,
-    detail: `${e.tool}\n${e.input_summary}`,
-  });
-}
-
-function closeTool(index: number, status: 'succeeded' | 'failed', endAt: string): void {
-  const row = state.rows[index];
-  if (!row || !row.running) return;
-  row.running = false;
-  row.icon = status === 'failed' ? 'error' : 'tools';
-  row.tone = status === 'failed' ? 'bad' : '';
-  row.duration = formatDuration(Date.parse(endAt) - Date.parse(row.startedAt ?? row.at));
-  if (status === 'failed') row.detail += '\n(failed)';
 }
 
 // ---- virtualized rendering ----
@@ -241,7 +124,7 @@ function render(): void {
     durEl!.textContent = row.running ? 'running' : (row.duration ?? '');
   }
   renderedCount = Math.min(needed, total);
-  els.count.textContent = `${state.received.toLocaleString()} events · ${total.toLocaleString()} rows${state.caughtUp ? '' : ' · loading…'}`;
+  els.count.textContent = `${state.model.received.toLocaleString()} events · ${total.toLocaleString()} rows${state.caughtUp ? '' : ' · loading…'}`;
   scheduleStats();
 }
 
@@ -296,6 +179,10 @@ els.list.addEventListener('keydown', (ev) => {
 });
 
 // ---- header and report ----
+els.actions.addEventListener('click', (e) => {
+  const action = (e.target as HTMLElement).closest<HTMLElement>('button[data-action]')?.dataset.action;
+  if (action === 'reviewAll' || action === 'apply' || action === 'applySelected' || action === 'discard') vscode.postMessage({ type: 'action', action });
+});
 const STATUS_ICON: Record<string, [string, string]> = {
   pending: ['clock', 'warn'], running: ['loading', 'info'], succeeded: ['pass', 'ok'], failed: ['error', 'bad'],
   cancelled: ['circle-slash', 'dim'], timed_out: ['watch', 'warn'], lost: ['debug-disconnect', 'warn'],
@@ -310,12 +197,12 @@ function renderHeader(): void {
   els.objective.textContent = task.objective;
   const start = Date.parse(task.startedAt ?? task.createdAt);
   const end = task.endedAt ? Date.parse(task.endedAt) : Date.now();
-  const usage = task.usage;
-  const tokens = (usage?.input_tokens ?? 0) + (usage?.output_tokens ?? 0);
-  // Zeros mean "not reported" for most agents (the demo agent reports zeros): only real figures are shown.
-  const usageText = [tokens ? `${tokens.toLocaleString()} tokens` : '', usage?.cost_usd ? `$${usage.cost_usd.toFixed(3)}` : ''].filter(Boolean).join(' · ');
+  // Read as the tree reads it (zeros mean "not reported": the demo agent reports zeros).
+  const usageText = formatUsage(task.usage, 'brief') ?? '';
   els.meta.textContent = [task.agent, task.status.replace('_', ' '), task.phase && task.status === 'pending' ? task.phase : '', formatDuration(end - start), usageText, task.id]
     .filter(Boolean).join(' · ');
+  // Review / Apply / Discard run the extension's commands; offered once the task is over and changed files.
+  els.actions.hidden = task.status === 'running' || task.status === 'pending' || !task.files?.length;
   els.taskError.hidden = !task.error;
   els.taskErrorText.textContent = task.error ?? '';
   renderProgress();
@@ -324,7 +211,8 @@ function renderHeader(): void {
 
 function renderProgress(): void {
   const running = state.task?.status === 'running' || state.task?.status === 'pending';
-  const p = state.progress;
+  const view = state.model.taskView;
+  const p = view.lastProgress === undefined ? undefined : { message: view.lastProgress, pct: view.lastProgressPct };
   els.progress.hidden = !p || (!running && p.pct === undefined);
   if (!p) return;
   const pct = state.task && !running && state.task.status === 'succeeded' ? 100 : p.pct;
@@ -380,7 +268,7 @@ function renderReport(task: TimelineTaskInfo): void {
         ev.preventDefault();
         vscode.postMessage({ type: 'openFile', path: f.path });
       });
-      li.append(el('span', `codicon codicon-${FILE_ICONS[f.action] ?? 'diff'}`), link, el('span', 'counts', f.binary ? ' binary' : ` +${f.additions} −${f.deletions}`));
+      li.append(el('span', `codicon codicon-${fileActionIcon(f.action)}`), link, el('span', 'counts', f.binary ? ' binary' : ` +${f.additions} −${f.deletions}`));
       list.append(li);
     }
     els.report.append(list);
@@ -408,10 +296,10 @@ function scheduleStats(): void {
   statsTimer = window.setTimeout(() => {
     statsTimer = undefined;
     const stats: TimelineStats = {
-      received: state.received,
+      received: state.model.received,
       rows: state.rows.length,
       rendered: renderedCount,
-      lastSeq: state.lastSeq,
+      lastSeq: state.model.lastSeq,
       caughtUp: state.caughtUp,
       recentLabels: state.rows.slice(-200).map((r) => r.label),
     };
@@ -437,7 +325,7 @@ window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
       break;
     case 'events': {
       const follow = state.stickToBottom;
-      for (const e of decodeEvents(message.data)) addEvent(e);
+      state.model.add(decodeEvents(message.data));
       renderProgress();
       queueRender();
       if (follow) requestAnimationFrame(() => (els.list.scrollTop = els.list.scrollHeight));

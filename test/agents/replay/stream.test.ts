@@ -32,6 +32,24 @@ describe('adapter stream helpers', () => {
     assert.equal(tools.start('b', 't', '').length, 0);
   });
 
+  it('pair(): id-less calls get stable synthetic ids; an id-less end closes the oldest open call of its tool and summary', () => {
+    const tools = new ToolPairing();
+    const pair = (tool: string, input_summary: string, status: 'started' | 'succeeded' | 'failed', id?: string) =>
+      tools.pair({ type: 'tool_use', tool, input_summary, status, ...(id ? { id } : {}) }).map((e) => (e.type === 'tool_use' ? [e.id, e.tool, e.status] : []));
+    const [[a]] = pair('bash', 'sleep 1', 'started') as [[string]];
+    const [[b]] = pair('bash', 'sleep 1', 'started') as [[string]];
+    const [[c]] = pair('read', 'x.ts', 'started') as [[string]];
+    assert.ok(a && b && c && new Set([a, b, c]).size === 3);
+    assert.deepEqual(pair('bash', 'sleep 1', 'succeeded'), [[a, 'bash', 'succeeded']], 'same summary: the oldest first');
+    assert.deepEqual(pair('bash', 'other', 'failed'), [[b, 'bash', 'failed']], 'else the oldest of that tool');
+    assert.deepEqual(pair('', '', 'succeeded'), [[c, 'read', 'succeeded']], 'an end naming no tool: the oldest, named after its start');
+    const orphan = pair('grep', 'TODO', 'succeeded');
+    assert.deepEqual(orphan.map((e) => e.slice(1)), [['grep', 'started'], ['grep', 'succeeded']], 'an end nobody started gets a start');
+    assert.ok(orphan[0]![0] && orphan[0]![0] === orphan[1]![0]);
+    assert.deepEqual(pair('bash', 'ls', 'started', 'native_1'), [['native_1', 'bash', 'started']], 'native ids are kept');
+    assert.deepEqual(tools.pair({ type: 'message', text: 'hi' }), [{ type: 'message', text: 'hi' }]);
+  });
+
   it('usage sums what was given and never invents zeros', () => {
     const usage = new UsageTotals();
     assert.equal(usage.get(), undefined);

@@ -62,12 +62,13 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
         dir: env.CAESAR_TASK_DIR, file: env.CAESAR_TASK_FILE, report: env.CAESAR_REPORT_PATH, events: env.CAESAR_EVENTS_PATH,
         id: env.CAESAR_TASK_ID, agent: env.CAESAR_AGENT, depth: env.CAESAR_DEPTH, version: env.CAESAR_PROTOCOL_VERSION,
       },
-      { dir: paths.dir, file: paths.task, report: paths.report, events: paths.events, id, agent: 'fixture', depth: '0', version: '1' },
+      { dir: paths.dir, file: paths.task, report: paths.report, events: paths.agentEvents, id, agent: 'fixture', depth: '0', version: '1' },
     );
     const task = JSON.parse(readFileSync(taskPaths(repo, id).task, 'utf8'));
     assert.equal(task.workspace, done.state.worktree);
     assert.equal(task.isolation, 'worktree');
     assert.equal(task.base_ref, done.state.base_ref);
+    assert.equal(task.events_path, paths.agentEvents, 'task.json names the agent outbox, not events.jsonl');
     assert.ok(!existsSync(path.join(repo, '.caesar/state/slots/0.json')), 'the slot is freed');
   });
 
@@ -186,6 +187,47 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     assert.equal(done.events.length, 100_000 + 2, 'started + 100k messages + finished');
     assertWellFormedLog(done.events);
     assert.equal(done.state.status, 'succeeded');
+  });
+
+  it('a template agent with id-less tool starts and ends gets paired ids in events.jsonl', async () => {
+    const repo = makeRepo();
+    const { id } = await startFixture(repo, { mode: 'idless-tools' });
+    const done = await waitForFinished(repo, id);
+    assertWellFormedLog(done.events);
+    const tools = done.events.flatMap((e) => (e.type === 'tool_use' ? [{ id: e.id, tool: e.tool, summary: e.input_summary, status: e.status }] : []));
+    assert.ok(tools.every((t) => t.id), 'every tool event carries an id');
+    const [sleep, ls] = tools;
+    assert.notEqual(sleep!.id, ls!.id, 'two concurrent calls, two ids');
+    assert.deepEqual(
+      tools.map((t) => [t.id === sleep!.id ? 'sleep' : t.id === ls!.id ? 'ls' : 'other', t.status]),
+      [['sleep', 'started'], ['ls', 'started'], ['sleep', 'succeeded'], ['ls', 'failed'], ['other', 'started'], ['other', 'succeeded']],
+      'the first end closes the first call; an end nobody started gets its own start',
+    );
+    assert.deepEqual(tools.slice(4).map((t) => t.tool), ['grep', 'grep']);
+  });
+
+  it('an OACP agent writing seq 1 and 3 to its outbox: relayed renumbered, hostile lines dropped, one finished', async () => {
+    const repo = makeRepo();
+    const { id } = await startFixture(repo, { mode: 'outbox' });
+    const done = await waitForFinished(repo, id);
+    assert.equal(done.badLines, 0);
+    assertWellFormedLog(done.events);
+    assert.equal(done.state.status, 'succeeded');
+    assert.deepEqual(
+      done.events.map((e) => e.type),
+      ['started', 'message', 'tool_use', 'tool_use', 'progress', 'finished'],
+      'only the valid outbox lines, between the supervisor\'s started and finished',
+    );
+    assert.equal(done.events.filter((e) => e.type === 'started').length, 1, 'no impostor started');
+    const finished = done.events.at(-1);
+    assert.ok(finished?.type === 'finished' && finished.summary === 'Outbox written.', 'the finished is the supervisor\'s');
+    const tools = done.events.filter((e) => e.type === 'tool_use');
+    assert.ok(tools[0]!.id && tools[0]!.id === tools[1]!.id, 'the id-less outbox call was paired');
+    assert.ok(done.events.every((e) => e.task_id === id), 'stamped with the task id by the supervisor');
+    const messages = done.events.filter((e) => e.type === 'message');
+    assert.deepEqual(messages.map((e) => e.type === 'message' && e.text), ['hello from the outbox']);
+    const log = readFileSync(taskPaths(repo, id).supervisorLog, 'utf8');
+    assert.equal((log.match(/agent outbox: line refused/g) ?? []).length, 6, log);
   });
 
   it('huge report (over 4 MiB): refused visibly, next tier used', async () => {
