@@ -17,6 +17,7 @@ import { ToolPairing, UsageTotals, displayCommand, lastNonEmpty, num, obj, parse
  */
 export const antigravityAdapter: AgentAdapter = {
   id: 'antigravity',
+  envKeys: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_APPLICATION_CREDENTIALS', 'ANTIGRAVITY_*'],
   displayName: 'Antigravity',
   bin: 'agy',
   versionArgs: ['--version'],

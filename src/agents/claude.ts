@@ -26,6 +26,7 @@ import { ToolPairing, UsageTotals, arr, stdinPromptPlan, isObject, lastNonEmpty,
  */
 export const claudeAdapter: AgentAdapter = {
   id: 'claude',
+  envKeys: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR', 'DISABLE_TELEMETRY', 'DISABLE_AUTOUPDATER'],
   displayName: 'Claude Code',
   bin: 'claude',
   versionArgs: ['--version'],

@@ -30,6 +30,7 @@ import {
  */
 export const codexAdapter: AgentAdapter = {
   id: 'codex',
+  envKeys: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_ORG_ID', 'OPENAI_PROJECT_ID', 'CODEX_HOME', 'CODEX_API_KEY'],
   displayName: 'Codex',
   bin: 'codex',
   versionArgs: ['--version'],

@@ -25,6 +25,7 @@ import { ToolPairing, UsageTotals, arr, stdinPromptPlan, textDraft, lastNonEmpty
  */
 export const copilotAdapter: AgentAdapter = {
   id: 'copilot',
+  envKeys: ['GH_TOKEN', 'GITHUB_TOKEN', 'GH_HOST', 'COPILOT_*', 'XDG_CONFIG_HOME'],
   displayName: 'GitHub Copilot',
   bin: 'copilot',
   versionArgs: ['--version'],

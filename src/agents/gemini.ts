@@ -26,6 +26,7 @@ import { ToolPairing, UsageTotals, stdinPromptPlan, num, obj, parseJsonLine, str
  */
 export const geminiAdapter: AgentAdapter = {
   id: 'gemini',
+  envKeys: ['GEMINI_*', 'GOOGLE_API_KEY', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_GEMINI_BASE_URL'],
   displayName: 'Gemini CLI',
   bin: 'gemini',
   versionArgs: ['--version'],

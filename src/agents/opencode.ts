@@ -24,6 +24,7 @@ import { ToolPairing, UsageTotals, clip, stdinPromptPlan, textDraft, lastNonEmpt
  */
 export const opencodeAdapter: AgentAdapter = {
   id: 'opencode',
+  envKeys: ['OPENCODE_*', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY', 'OPENROUTER_API_KEY', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME'],
   displayName: 'OpenCode',
   bin: 'opencode',
   versionArgs: ['--version'],

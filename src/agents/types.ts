@@ -97,6 +97,11 @@ export interface AgentAdapter {
   versionArgs?: string[];
   /** How a person installs the CLI when it is missing (doctor prints it); the version our live tests ran. */
   installHint?: string;
+  /**
+   * The environment variables the agent documents for itself (API keys, its home folder, endpoints): what the
+   * `minimal` env policy passes on besides the base set. A name ending in `*` is a prefix (`ANTHROPIC_*`).
+   */
+  envKeys?: readonly string[];
 }
 
 /** A translator for agents whose stdout is not a stream we understand (template agents): no events, no final text. */

@@ -1,5 +1,5 @@
-import type { ProtocolEvent, Usage } from '../protocol';
-import { formatDuration, oneLine } from '../engine/activity';
+import type { ProtocolEvent } from '../protocol';
+import { formatDuration, formatUsage, oneLine } from '../common/format';
 import type { CliIo } from './io';
 
 /** ANSI styling that collapses to plain text off a TTY or under NO_COLOR (reference §6.1.4). */
@@ -37,23 +37,7 @@ export function ago(iso: string | undefined, now: number): string {
   return Number.isFinite(at) ? `${formatDuration(now - at)} ago` : '-';
 }
 
-/** `12.3k in / 4.1k out · $0.42 · 1m05s`, or undefined when nothing is known. */
-export function formatUsage(usage: Usage | undefined): string | undefined {
-  if (!usage) return undefined;
-  const parts: string[] = [];
-  if (usage.input_tokens !== undefined || usage.output_tokens !== undefined) {
-    parts.push(`${compact(usage.input_tokens ?? 0)} in / ${compact(usage.output_tokens ?? 0)} out`);
-  }
-  if (usage.cost_usd !== undefined) parts.push(`$${usage.cost_usd.toFixed(2)}`);
-  if (usage.duration_ms !== undefined) parts.push(formatDuration(usage.duration_ms));
-  return parts.length ? parts.join(' · ') : undefined;
-}
-
-function compact(n: number): string {
-  if (n < 1000) return String(n);
-  if (n < 1_000_000) return `${(n / 1000).toFixed(1)}k`;
-  return `${(n / 1_000_000).toFixed(1)}M`;
-}
+export { formatUsage };
 
 /** Left-aligned columns separated by two spaces; the last column is not padded. */
 export function table(rows: string[][]): string[] {
@@ -72,13 +56,49 @@ export function visibleLength(text: string): number {
   return [...text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')].length;
 }
 
-export function truncate(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length > max ? `${chars.slice(0, Math.max(0, max - 1)).join('')}…` : text;
+/**
+ * Characters that drive a terminal or reorder what it shows: C0 controls (tab and newline included: they break
+ * tables and lines), DEL, C1 controls (U+009B is a CSI on its own), bidi embeddings, overrides, isolates and marks,
+ * and the Unicode line and paragraph separators.
+ */
+// eslint-disable-next-line no-control-regex
+const TERMINAL_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+// eslint-disable-next-line no-control-regex
+const TERMINAL_CONTROLS_BUT_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED_ESCAPES: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\x1b': '\\e' };
+
+function escapeControl(ch: string): string {
+  const code = ch.charCodeAt(0);
+  return NAMED_ESCAPES[ch] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
 }
 
-/** The text of an event after its `[seq] type` prefix: one line, everything an operator needs. */
+/**
+ * Text an agent or a repository chose (event texts, file names, task records), made inert for a terminal: every
+ * control character is shown escaped (`\e]0;title\x07`, `\t`, `\n`), so it can neither move the cursor, clear the
+ * screen, set the title or clipboard, colour the output, nor break a table's line. Apply it to the untrusted value
+ * before our own styling (style.*) wraps it; `--json` output needs none (JSON.stringify escapes controls).
+ */
+export function termSafe(text: string): string {
+  return text.replace(TERMINAL_CONTROLS, escapeControl);
+}
+
+/** termSafe for multi-line text shown as a block (raw.log, a patch): newlines and tabs stay, every other control is escaped. */
+export function termSafeBlock(text: string): string {
+  return text.replace(TERMINAL_CONTROLS_BUT_LAYOUT, escapeControl);
+}
+
+/** For display: `text` made terminal-safe (termSafe), then cut to `max` characters. */
+export function truncate(text: string, max: number): string {
+  const chars = [...termSafe(text)];
+  return chars.length > max ? `${chars.slice(0, Math.max(0, max - 1)).join('')}…` : chars.join('');
+}
+
+/** The text of an event after its `[seq] type` prefix: one line, everything an operator needs, terminal-safe. */
 export function describeEvent(event: ProtocolEvent): string {
+  return termSafe(describeAgentText(event));
+}
+
+function describeAgentText(event: ProtocolEvent): string {
   switch (event.type) {
     case 'started':
       return `${event.agent}${event.command ? ` — ${oneLine(event.command)}` : ''}`;

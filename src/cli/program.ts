@@ -6,6 +6,7 @@ import { registerProtocol } from './commands/protocol';
 import { registerReview } from './commands/review';
 import { registerRun } from './commands/run';
 import { registerSupervise } from './commands/supervise';
+import { termSafeBlock } from './format';
 import { EXIT, ExitCode, UsageError, type CliIo } from './io';
 
 export type CommandRegistrar = (program: Command, io: CliIo) => void;
@@ -80,16 +81,17 @@ export async function runCli(argv: string[], io: CliIo, extra: readonly CommandR
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
       return EXIT.usage;
     }
+    // Messages quote task records, file names, question options and config values: terminal-safe (termSafeBlock).
     if (err instanceof ExitCode) {
-      if (err.message) io.err(`caesar: ${err.message}`);
+      if (err.message) io.err(`caesar: ${termSafeBlock(err.message)}`);
       return err.code;
     }
     if (err instanceof UsageError || exitCodeOf(err) === EXIT.usage) {
       // Config, policy and resolution errors carry exitCode 2: they are the caller's to fix, like a bad flag.
-      io.err(`caesar: ${(err as Error).message}`);
+      io.err(`caesar: ${termSafeBlock((err as Error).message)}`);
       return EXIT.usage;
     }
-    io.err(`caesar: ${(err as Error).message ?? String(err)}`);
+    io.err(`caesar: ${termSafeBlock((err as Error).message ?? String(err))}`);
     return EXIT.failure;
   }
 }

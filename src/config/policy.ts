@@ -70,7 +70,7 @@ export function parsePolicyValue(tomlKey: string, text: string): unknown {
   } catch {
     /* not a TOML value: a bare word, taken as a string */
   }
-  const isList = tomlKey === 'allowed' || tomlKey === 'denied';
+  const isList = tomlKey === 'allowed' || tomlKey === 'denied' || tomlKey === 'env_allow';
   if (isList && typeof value === 'string') value = value.split(',').map((item) => item.trim()).filter(Boolean);
   const checked = PolicyLayerSchema.safeParse({ [tomlKey]: value });
   if (!checked.success) {
@@ -95,6 +95,10 @@ function valueHint(tomlKey: string): string {
       return ' Give a whole number of 1 or more.';
     case 'max_depth':
       return ' Give a whole number of 0 or more.';
+    case 'env':
+      return ' Give inherit or minimal.';
+    case 'env_allow':
+      return ' Give variable names separated by commas, e.g. AWS_PROFILE,HTTPS_PROXY ("" for none).';
     default:
       return '';
   }

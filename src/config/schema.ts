@@ -14,6 +14,14 @@ export type Origin = 'default' | LayerName;
 export const MODES = ['read-only', 'write'] as const;
 export const ISOLATIONS = ['auto', 'inplace', 'worktree'] as const;
 export const NETWORK_REQUESTS = ['auto', 'on', 'off'] as const;
+/**
+ * What an agent's environment holds: `inherit` passes the caller's whole environment on; `minimal` only the base set
+ * (PATH, HOME, locale…), caesar's own variables, the agent's documented keys and `env_allow`.
+ */
+export const ENV_POLICIES = ['inherit', 'minimal'] as const;
+export type EnvPolicyName = (typeof ENV_POLICIES)[number];
+/** An environment variable name, or a prefix ending in `*` (`AWS_*`). */
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'must be an environment variable name (letters, digits, "_"), optionally ending in * for a prefix');
 export type ModeName = (typeof MODES)[number];
 export type IsolationRequest = (typeof ISOLATIONS)[number];
 export type NetworkRequest = (typeof NETWORK_REQUESTS)[number];
@@ -93,6 +101,8 @@ export const PolicyLayerSchema = z.strictObject({
   allow_inplace_write: z.boolean().optional(),
   max_depth: z.number().int().nonnegative().optional(),
   default_channel: z.boolean().optional(),
+  env: z.enum(ENV_POLICIES).optional(),
+  env_allow: z.array(envName).optional(),
 });
 
 export const WorktreeLayerSchema = z.strictObject({
@@ -174,6 +184,10 @@ export interface PolicyConfig {
   max_depth: number;
   /** Offer the MCP return channel to every delegation that does not say otherwise (`--channel`, `channel: true`). */
   default_channel: boolean;
+  /** The agent's environment: `inherit` (everything the caller has) or `minimal`; a request may ask for `minimal` too. */
+  env: EnvPolicyName;
+  /** Names (or `PREFIX_*`) the `minimal` policy passes on besides the base set and the agent's documented keys. */
+  env_allow: string[];
 }
 
 export type PolicyKey = keyof PolicyConfig;
@@ -190,6 +204,8 @@ export const POLICY_TOML_KEY: Record<PolicyKey, string> = {
   allow_recursion: 'allow_recursion',
   allow_inplace_write: 'allow_inplace_write',
   max_depth: 'max_depth',
+  env: 'env',
+  env_allow: 'env_allow',
 };
 
 export interface WorktreeConfig {
@@ -220,6 +236,8 @@ export const DEFAULT_POLICY: PolicyConfig = {
   allow_inplace_write: false,
   max_depth: 2,
   default_channel: false,
+  env: 'inherit',
+  env_allow: [],
 };
 
 export function toRoleConfig(role: z.infer<typeof RoleSchema>): RoleConfig {

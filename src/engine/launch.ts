@@ -54,6 +54,13 @@ export const LaunchSpecSchema = z.object({
   findings: z.array(FindingSchema).default([]),
   /** Slots shared by every task of this root; resolved from policy at delegation time. Default 4. */
   max_parallel: z.number().int().positive().optional(),
+  /**
+   * The agent's environment (`[policy] env`, or the request's `minimal`): `inherit` passes the supervisor's whole
+   * environment on; `minimal` the base set, caesar's variables, the adapter's documented keys and `env_allow`. Names
+   * only: no value of the environment is ever written to the task directory.
+   */
+  env_policy: z.enum(['inherit', 'minimal']).default('inherit'),
+  env_allow: z.array(z.string()).default([]),
   created_at: z.string(),
 });
 export type LaunchSpec = z.infer<typeof LaunchSpecSchema>;

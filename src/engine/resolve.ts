@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { ENV, isSafeId, type Finding } from '../protocol';
 import {
   DurationError,
+  ENV_POLICIES,
   ISOLATIONS,
   MODES,
   NETWORK_REQUESTS,
@@ -15,6 +16,7 @@ import {
   readRolePrompt,
   resolveModel,
   resolveNetwork,
+  type EnvPolicyName,
   type IsolationRequest,
   type LoadedConfig,
   type ModeName,
@@ -47,6 +49,11 @@ export interface DelegationRequest {
   acceptance_criteria?: string[];
   channel?: boolean;
   extra_args?: string[];
+  /**
+   * The agent's environment as the caller wants it: `minimal` tightens whatever the policy says (the editor asks for
+   * it); `inherit` never loosens a configured `minimal`.
+   */
+  env?: EnvPolicyName;
 }
 
 export interface ResolveOptions {
@@ -111,6 +118,7 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
   checkChoice('mode', request.mode, MODES);
   checkChoice('isolation', request.isolation, ISOLATIONS);
   checkChoice('network', request.network, NETWORK_REQUESTS);
+  checkChoice('env', request.env, ENV_POLICIES);
 
   let role: RoleConfig | undefined;
   if (request.role) {
@@ -224,6 +232,8 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     ...(generic ? { generic_agent: { ...generic, bin: programFromRoot(generic.bin, options.root), args: [...generic.args] } } : {}),
     findings,
     max_parallel: policy.max_parallel,
+    env_policy: request.env === 'minimal' || policy.env === 'minimal' ? 'minimal' : 'inherit',
+    env_allow: [...policy.env_allow],
   };
   return { launch, skipped, warnings };
 }

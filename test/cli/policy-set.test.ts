@@ -26,6 +26,8 @@ describe('caesar policy set', function () {
       ['allow_inplace_write', 'true', { allow_inplace_write: true }],
       ['max_depth', '0', { max_depth: 0 }],
       ['default_channel', 'true', { default_channel: true }],
+      ['env', 'minimal', { env: 'minimal' }],
+      ['env_allow', 'AWS_PROFILE,HTTPS_*', { env_allow: ['AWS_PROFILE', 'HTTPS_*'] }],
     ];
     assert.deepEqual(cases.map(([key]) => key).sort(), [...POLICY_TOML_KEYS].sort(), 'a case for every policy key');
     const expected: PolicyConfig = { ...DEFAULT_POLICY };

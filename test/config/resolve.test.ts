@@ -82,6 +82,8 @@ describe('delegation resolution (engine/resolve)', () => {
       worktree_setup: { copy: [], link: [], setup: [] },
       findings: [],
       max_parallel: 4,
+      env_policy: 'inherit',
+      env_allow: [],
     });
   });
 

@@ -14,7 +14,7 @@ import {
   POLICY_TOML_KEYS,
   allowlistWarning,
   declaringLayers,
-  formatDuration,
+  formatConfigDuration,
   homeDir,
   layerFiles,
   loadConfig,
@@ -40,6 +40,7 @@ import { agentCatalogue, agentStatuses, pickForRole, type AgentCatalogue } from 
 import { gitToplevel } from '../../engine/git';
 import { DelegationRefusedError } from '../../engine/resolve';
 import { detectWorkshop } from '../../engine/workshop';
+import { termSafeBlock } from '../format';
 import { UsageError, printJson, type CliIo } from '../io';
 import { resolveRoot } from '../root';
 
@@ -65,7 +66,16 @@ interface Context {
 
 function contextOf(io: CliIo, opts: CommonOptions): Context {
   const root = resolveRoot(io.cwd, opts.root);
-  return { io, root, home: homeDir(io.env), env: io.env, json: Boolean(opts.json) };
+  return { io: opts.json ? io : inertIo(io), root, home: homeDir(io.env), env: io.env, json: Boolean(opts.json) };
+}
+
+/**
+ * The configuration commands print what a repository's config chose (agent names, role prompts, paths) and use no
+ * styling of their own: everything they write is made terminal-safe at this boundary (termSafeBlock keeps lines).
+ * `--json` output is left as JSON.stringify wrote it.
+ */
+function inertIo(io: CliIo): CliIo {
+  return Object.assign(Object.create(io) as CliIo, { out: (text: string) => io.out(termSafeBlock(text)), err: (text: string) => io.err(termSafeBlock(text)) });
 }
 
 /** `--global` or `--local`, never both; neither means the project layer. */
@@ -158,14 +168,14 @@ function defaultConfigData(): Record<string, unknown> {
   const policy: Record<string, unknown> = {};
   for (const key of Object.keys(DEFAULT_POLICY) as PolicyKey[]) {
     const value = DEFAULT_POLICY[key];
-    policy[POLICY_TOML_KEY[key]] = key === 'default_timeout_ms' ? formatDuration(value as number) : value;
+    policy[POLICY_TOML_KEY[key]] = key === 'default_timeout_ms' ? formatConfigDuration(value as number) : value;
   }
   return { policy, worktree: { copy: [], link: [], setup: [] }, role: DEFAULT_ROLES.map((r) => roleData(r)) };
 }
 
 function roleData(role: RoleConfig): Record<string, unknown> {
   const { timeout_ms, ...rest } = role;
-  return timeout_ms === undefined ? { ...rest } : { ...rest, timeout: formatDuration(timeout_ms) };
+  return timeout_ms === undefined ? { ...rest } : { ...rest, timeout: formatConfigDuration(timeout_ms) };
 }
 
 async function initGlobal(ctx: Context, force: boolean): Promise<void> {
@@ -438,7 +448,7 @@ function registerPolicy(program: Command, io: CliIo): void {
           const value = loaded.config.policy[key];
           return {
             key: POLICY_TOML_KEY[key],
-            value: key === 'default_timeout_ms' ? formatDuration(value as number) : value,
+            value: key === 'default_timeout_ms' ? formatConfigDuration(value as number) : value,
             ...(key === 'default_timeout_ms' ? { ms: value } : {}),
             origin: loaded.provenance.policy[key],
           };
@@ -620,5 +630,5 @@ function findRole(loaded: LoadedConfig, name: string): RoleConfig {
 
 function roleView(role: RoleConfig): Record<string, unknown> & { name: string; mode: string; agents: string[] } {
   const { timeout_ms, ...rest } = role;
-  return { ...rest, ...(timeout_ms !== undefined ? { timeout: formatDuration(timeout_ms) } : {}) };
+  return { ...rest, ...(timeout_ms !== undefined ? { timeout: formatConfigDuration(timeout_ms) } : {}) };
 }

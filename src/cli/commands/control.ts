@@ -5,7 +5,7 @@ import { readJsonFile } from '../../engine/atomic';
 import { RequestError, answerQuestion, requestCancel, unknownQuestionMessage } from '../../engine/requests';
 import { isActive } from '../../engine/store';
 import { addCommonOptions, assertTaskId, requireTask, stopSignal, storeFor, type CommonOptions } from '../common';
-import { shortId } from '../format';
+import { shortId, termSafe } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { waitUntilSettled } from '../settle';
 
@@ -86,7 +86,7 @@ async function answer(
   }
   const written = await answerQuestion(store.root, taskId, questionId, text, 'cli').catch(rethrowRequestError);
   if (opts.json) printJson(io, { task_id: taskId, ...written });
-  else io.out(`Answered ${questionId} of ${taskId}: ${text}`);
+  else io.out(`Answered ${questionId} of ${taskId}: ${termSafe(text)}`);
 }
 
 /** `--option 2` → the question's second option. A question that does not exist is left to answerQuestion to report. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { readEventsText, taskPaths, type ProtocolEvent } from '../../protocol';
 import { isActive, reviewOutcome, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/store';
 import { tailLines } from '../../engine/tail';
@@ -7,8 +8,9 @@ import type { Disposable } from '../../engine/disposable';
 import type { ObservedStatus } from '../../engine/state';
 import { TaskStatusSchema } from '../../engine/state';
 import { addCommonOptions, requireTask, splitList, stopSignal, storeFor, type CommonOptions } from '../common';
-import { ago, formatEventLine, formatUsage, shortId, styleFor, table, type Style } from '../format';
-import { UsageError, printJson, type CliIo } from '../io';
+import { ago, formatEventLine, formatUsage, shortId, styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
+import { readRegularFileBounded } from '../../base/safe-read';
+import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { waitUntilSettled } from '../settle';
 import { runWatch, type WatchOptions } from '../watch';
 
@@ -20,6 +22,8 @@ const SHOWN_STATUSES: readonly string[] = [...OBSERVED_STATUSES, ...REVIEW_OUTCO
 const RECENT_FINISHED = 10;
 /** After a followed task settles, how long to wait for the last lines to reach the follower before giving up. */
 const FINAL_DRAIN_MS = 3000;
+/** `caesar logs` without --follow reads a whole file: past this it refuses rather than exhausting memory. */
+const MAX_LOG_READ = 256 * 1024 * 1024;
 
 export function registerFollow(program: Command, io: CliIo): void {
   addCommonOptions(
@@ -88,12 +92,13 @@ function reportStatus(t: TaskSummary): string | undefined {
 
 function psRow(t: TaskSummary, now: number, style: Style): string[] {
   const questions = t.pendingQuestions.length && isActive(t.observed) ? ` ?${t.pendingQuestions.length}` : '';
+  // A task record may come from a cloned repository: every value it chose is escaped (termSafe) before styling.
   return [
-    t.id,
-    [t.state.agent, t.state.role].filter(Boolean).join('•'),
+    termSafe(t.id),
+    termSafe([t.state.agent, t.state.role].filter(Boolean).join('•')),
     shownStatus(t, style) + questions,
-    reportStatus(t) ?? '-',
-    `${t.state.isolation}•${t.state.mode}`,
+    termSafe(reportStatus(t) ?? '-'),
+    termSafe(`${t.state.isolation}•${t.state.mode}`),
     ago(t.state.created_at, now),
     formatUsage(t.state.usage ?? t.result?.usage) ?? '',
   ];
@@ -160,14 +165,14 @@ async function logs(io: CliIo, id: string, opts: LogsOptions): Promise<void> {
 
   if (!opts.follow) {
     if (opts.raw) {
-      const text = await fs.readFile(paths.rawLog, 'utf8').catch(() => '');
-      if (text) io.out(text);
+      const text = await readTaskFile(paths.rawLog, store.tasksDir);
+      if (text) io.out(termSafeBlock(text));
       return;
     }
-    const text = await fs.readFile(paths.events, 'utf8').catch(() => '');
+    const text = await readTaskFile(paths.events, store.tasksDir);
     for (const entry of readEventsText(text)) {
       if (entry.ok) print(entry.event);
-      else io.err(`caesar: events.jsonl line ${entry.line} is unreadable: ${entry.error}`);
+      else io.err(`caesar: events.jsonl line ${entry.line} is unreadable: ${termSafe(entry.error)}`);
     }
     return;
   }
@@ -176,7 +181,7 @@ async function logs(io: CliIo, id: string, opts: LogsOptions): Promise<void> {
       ? tailLines(paths.rawLog, {
           fromOffset: 0,
           onLines: (lines, next) => {
-            for (const line of lines) io.out(line);
+            for (const line of lines) io.out(termSafeBlock(line));
             onProgress(next, false);
           },
         })
@@ -187,9 +192,22 @@ async function logs(io: CliIo, id: string, opts: LogsOptions): Promise<void> {
             for (const event of events) print(event);
             onProgress(next, events.some((e) => e.type === 'finished'));
           },
-          (line, error) => io.err(`caesar: unreadable event line (${error}): ${line.slice(0, 200)}`),
+          (line, error) => io.err(`caesar: unreadable event line (${termSafe(error)}): ${termSafe(line.slice(0, 200))}`),
         ),
   );
+}
+
+/**
+ * A task file as `logs` prints it: regular files only, never through a symlink, bounded, opened without blocking (a
+ * FIFO planted at events.jsonl must not hang the command). Missing → empty; refused → exit 1 with the reason.
+ */
+async function readTaskFile(file: string, tasksDir: string): Promise<string> {
+  try {
+    return (await readRegularFileBounded(file, MAX_LOG_READ, { within: tasksDir })).toString('utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw new ExitCode(1, `${path.basename(file)} could not be read: ${(err as Error).message}`);
+  }
 }
 
 /**

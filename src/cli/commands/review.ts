@@ -6,7 +6,7 @@ import { collectGarbage, type GcEntry, type GcResult } from '../../engine/gc';
 import { worktreeDiff, type FileChange } from '../../engine/reconcile';
 import { isActive, type TaskView } from '../../engine/store';
 import { addCommonOptions, requireTask, splitList, storeFor, type CommonOptions } from '../common';
-import { styleFor, table, type Style } from '../format';
+import { styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 
 export function registerReview(program: Command, io: CliIo): void {
@@ -45,7 +45,8 @@ function fileLines(files: readonly FileChange[], style: Style): string[] {
   return table(
     files.map((f) => [
       ACTION_LETTER[f.action],
-      f.old_path ? `${f.old_path} → ${f.path}` : f.path,
+      // File names are the agent's choice: a name may hold ESC sequences, tabs or newlines.
+      f.old_path ? `${termSafe(f.old_path)} → ${termSafe(f.path)}` : termSafe(f.path),
       f.binary ? 'binary' : `${style.green(`+${f.additions}`)} ${style.red(`-${f.deletions}`)}`,
     ]),
   ).map((line) => `  ${line}`);
@@ -85,7 +86,7 @@ async function diff(io: CliIo, id: string, opts: CommonOptions & { stat?: boolea
       printJson(io, { task_id: id, worktree: null, isolation: state.isolation, files, is_empty: files.length === 0, patch: null, message: why });
       return;
     }
-    io.out(why);
+    io.out(termSafe(why));
     if (view.result?.diff) {
       io.out(files.length ? ['Files it changed, according to git:', ...fileLines(files, style)].join('\n') : 'It changed no file, according to git.');
     }
@@ -111,8 +112,8 @@ async function diff(io: CliIo, id: string, opts: CommonOptions & { stat?: boolea
     io.out('No changes.');
     return;
   }
-  io.out([`${result.files.length} file(s) changed in ${state.worktree} since ${state.base_ref!.slice(0, 12)}:`, ...fileLines(result.files, style)].join('\n'));
-  if (!opts.stat) io.out(`\n${colourPatch(result.patch.replace(/\n$/, ''), style)}`);
+  io.out([`${result.files.length} file(s) changed in ${termSafe(state.worktree!)} since ${termSafe(state.base_ref!.slice(0, 12))}:`, ...fileLines(result.files, style)].join('\n'));
+  if (!opts.stat) io.out(`\n${colourPatch(termSafeBlock(result.patch.replace(/\n$/, '')), style)}`);
 }
 
 async function apply(io: CliIo, id: string, opts: CommonOptions & { files?: string[] }): Promise<void> {
@@ -125,13 +126,13 @@ async function apply(io: CliIo, id: string, opts: CommonOptions & { files?: stri
   const outcome = await applyTask({ root: store.root, state: view.state, ...(opts.files?.length ? { files: opts.files } : {}) });
   if (opts.json) printJson(io, { task_id: id, ...outcome });
   else if (outcome.applied) {
-    io.out(outcome.empty ? outcome.message : [outcome.message, ...outcome.files.map((f) => `  ${f}`)].join('\n'));
+    io.out(outcome.empty ? termSafeBlock(outcome.message) : [termSafeBlock(outcome.message), ...outcome.files.map((f) => `  ${termSafe(f)}`)].join('\n'));
   } else if (outcome.reason === 'conflicts') {
     io.out(`Nothing was written: ${outcome.conflicts.length} file(s) do not apply to your workspace as it is now:`);
-    io.out(outcome.conflicts.map((f) => `  ${f}`).join('\n'));
-    io.out(outcome.message);
+    io.out(outcome.conflicts.map((f) => `  ${termSafe(f)}`).join('\n'));
+    io.out(termSafeBlock(outcome.message));
   } else {
-    io.out(outcome.message);
+    io.out(termSafeBlock(outcome.message));
   }
   // Not applying is a failure whatever the reason, also without a worktree (MCP caesar_apply answers the same way),
   // except when the work is in the workspace already: a second apply finds what the first one left, and says so.
@@ -155,7 +156,7 @@ async function discard(io: CliIo, id: string, opts: CommonOptions): Promise<void
   if (isActive(view.observed)) throw new ExitCode(1, `Task ${id} is still ${view.observed}: cancel it before discarding its worktree.`);
   const outcome = await discardTask({ root: store.root, state: view.state });
   if (opts.json) printJson(io, { task_id: id, ...outcome });
-  else io.out(outcome.message);
+  else io.out(termSafeBlock(outcome.message));
   if (!outcome.discarded) throw new ExitCode(1);
 }
 
@@ -186,7 +187,12 @@ function renderGc(result: GcResult, style: Style): string[] {
   if (result.entries.length === 0) return ['No task worktree to collect.'];
   const rows = [
     ['ID', 'ORIGIN', 'DECISION', 'REASON'].map((h) => style.bold(h)),
-    ...result.entries.map((e) => [e.id, e.orphan ? 'orphan' : (e.status ?? '-'), decision(e, style), e.reason + (e.error ? ` (${e.error})` : '')]),
+    ...result.entries.map((e) => [
+      termSafe(e.id),
+      e.orphan ? 'orphan' : termSafe(e.status ?? '-'),
+      decision(e, style),
+      termSafe(e.reason + (e.error ? ` (${e.error})` : '')),
+    ]),
   ];
   const lines = table(rows);
   lines.push(
@@ -199,7 +205,7 @@ function renderGc(result: GcResult, style: Style): string[] {
   if (modified.length) {
     lines.push('', 'Kept because they hold unapplied work:');
     for (const e of modified) {
-      lines.push(e.orphan ? `  ${e.path}  (no task record: inspect it there)` : `  ${e.id}: review with \`caesar diff ${e.id}\`, then \`caesar apply ${e.id}\` or \`caesar discard ${e.id}\``);
+      lines.push(e.orphan ? `  ${termSafe(e.path)}  (no task record: inspect it there)` : `  ${e.id}: review with \`caesar diff ${e.id}\`, then \`caesar apply ${e.id}\` or \`caesar discard ${e.id}\``);
     }
     lines.push('  `caesar gc --force` removes them anyway.');
   }

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeName, type NetworkRequest } from '../../config';
 import type { ProtocolEvent } from '../../protocol';
 import { DelegationRefusedError, TaskStore, delegateTask, requestCancel, type DelegatedTask, type TaskSummary } from '../../engine/tasks';
-import { describeEvent, formatUsage, shortId, styleFor, type Style } from '../format';
+import { describeEvent, formatUsage, shortId, styleFor, termSafe, type Style } from '../format';
 import { EXIT, ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { resolveRoot } from '../root';
 import { waitUntilSettled } from '../settle';
@@ -19,6 +19,7 @@ interface RunOptions {
   timeout?: string;
   context?: string;
   channel?: boolean;
+  env?: string;
   json?: boolean;
   root?: string;
 }
@@ -43,6 +44,7 @@ export function registerRun(program: Command, io: CliIo): void {
     .option('--timeout <duration>', 'deadline, e.g. 90s, 10m (default from the policy: 10m)')
     .option('--context <text|@file>', 'context for the agent, inline or read from a file with @path')
     .option('--channel', 'offer the MCP return channel to agents that can load it')
+    .option('--env <policy>', "the agent's environment: minimal (PATH, HOME, locale, its own keys, [policy] env_allow) or inherit; never looser than [policy] env")
     .option('--json', 'print one JSON object with the outcome, nothing else on stdout')
     .option('--root <dir>', 'the caesar root (default: first ancestor holding .caesar/ or .git/)')
     .action(async (objective: string, agentArgs: string[], opts: RunOptions, command: Command) => {
@@ -110,6 +112,8 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
         ...(opts.timeout ? { timeout: opts.timeout } : {}),
         ...(context !== undefined ? { context } : {}),
         ...(opts.channel ? { channel: true } : {}),
+        // Checked by the resolution (an unknown value is a usage error).
+        ...(opts.env ? { env: opts.env as 'inherit' | 'minimal' } : {}),
         extra_args: extraArgs,
       },
       { env: io.env, supervisorEnv: io.env },
@@ -118,7 +122,7 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
     if (err instanceof DelegationRefusedError) throw new UsageError(err.message);
     throw err;
   }
-  for (const warning of delegated.warnings) io.err(`caesar: warning: ${warning}`);
+  for (const warning of delegated.warnings) io.err(`caesar: warning: ${termSafe(warning)}`);
 
   const { id } = delegated;
   const store = new TaskStore(root);
@@ -174,7 +178,7 @@ async function follow(io: CliIo, store: TaskStore, id: string, onEvent?: (event:
         }
       }
     },
-    (_line, error) => io.err(`caesar: unreadable event line skipped: ${error}`),
+    (_line, error) => io.err(`caesar: unreadable event line skipped: ${termSafe(error)}`),
   );
   let cancelRequested = false;
   const stopWaiting = new AbortController();
@@ -225,7 +229,7 @@ export function eventLine(event: ProtocolEvent, style: Style): string {
   let text = describeEvent(event);
   if (event.type === 'tool_use') {
     const mark = event.status === 'succeeded' ? '✓' : event.status === 'failed' ? '✗' : glyph;
-    const what = [event.tool, event.input_summary].filter(Boolean).join(' ') || '(tool)';
+    const what = termSafe([event.tool, event.input_summary].filter(Boolean).join(' ') || '(tool)');
     if (!style.enabled) return `[tool ${event.status}] ${what}`;
     const line = `${mark} ${what}`;
     return event.status === 'failed' ? style.red(line) : event.status === 'succeeded' ? style.dim(line) : style.cyan(line);
@@ -266,24 +270,25 @@ async function printOutcome(
       `${style.enabled ? `${verdict} ` : ''}Task ${id}: ${status}${result ? ` — report ${result.report.status} (source ${result.report_source}, changes verified by ${result.changes_verified_by})` : ''}`,
     );
     const error = settled.state.error?.trim();
-    if (error && !shownErrors.includes(error)) lines.push(`Error: ${error}`);
+    // Everything below but the verdict is the agent's text: terminal-safe (termSafe) line by line.
+    if (error && !shownErrors.includes(error)) lines.push(`Error: ${termSafe(error)}`);
     if (status === 'lost') lines.push('Its supervisor died without concluding; the worktree, if any, is kept for review.');
     if (result) {
       const summary = withoutTexts(result.report.summary, error ? [...shownErrors, error] : shownErrors);
-      if (summary) lines.push(`Summary: ${summary}`);
+      if (summary) lines.push(`Summary: ${termSafe(summary)}`);
       const usage = formatUsage(result.usage);
       if (usage) lines.push(`Usage: ${usage}`);
       const files = result.diff?.files ?? [];
       if (result.diff) {
         lines.push(files.length ? `Files changed (${result.changes_verified_by === 'git' ? 'according to git' : 'as declared'}):` : 'No file changed according to git.');
-        for (const f of files) lines.push(`  ${f.action.padEnd(8)} ${f.old_path ? `${f.old_path} → ` : ''}${f.path}  ${f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`);
+        for (const f of files) lines.push(termSafe(`  ${f.action.padEnd(8)} ${f.old_path ? `${f.old_path} → ` : ''}${f.path}  ${f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`));
       } else if (result.report.changes.length) {
         lines.push('Files changed (declared by the agent, not verified: no git):');
-        for (const c of result.report.changes) lines.push(`  ${c.action.padEnd(8)} ${c.path}`);
+        for (const c of result.report.changes) lines.push(termSafe(`  ${c.action.padEnd(8)} ${c.path}`));
       }
       if (result.report.findings.length) {
         lines.push('Findings:');
-        for (const f of result.report.findings) lines.push(`  [${f.severity}] ${f.title}${f.file ? ` — ${f.file}` : ''}${f.detail ? `: ${f.detail}` : ''}`);
+        for (const f of result.report.findings) lines.push(termSafe(`  [${f.severity}] ${f.title}${f.file ? ` — ${f.file}` : ''}${f.detail ? `: ${f.detail}` : ''}`));
       }
       if (settled.state.worktree && files.length) lines.push(`Review: caesar diff ${id}    Apply: caesar apply ${id}    Discard: caesar discard ${id}`);
     }

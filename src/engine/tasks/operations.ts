@@ -1,5 +1,6 @@
 import { existsSync, promises as fs } from 'node:fs';
-import { isSafeId, taskPaths, type ProtocolEvent } from '../../protocol';
+import { openRegularFile } from '../../base/safe-read';
+import { isSafeId, taskPaths, tasksDir, type ProtocolEvent } from '../../protocol';
 import { applyTask, type ApplyOutcome } from '../apply';
 import { worktreeDiff, type FileChange } from '../reconcile';
 import { RequestError } from '../requests';
@@ -117,7 +118,8 @@ export async function readRawLogPage(root: string, id: string, options: { cursor
   const file = taskPaths(root, id).rawLog;
   let handle: fs.FileHandle | undefined;
   try {
-    handle = await fs.open(file, 'r');
+    // Regular file only, no symlink, non-blocking open: a FIFO or a /dev/zero link at raw.log is refused, not read.
+    handle = await openRegularFile(file, { within: tasksDir(root) });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { task_id: id, text: '', total_bytes: 0, truncated: false, next_cursor: 0 };
     throw err;

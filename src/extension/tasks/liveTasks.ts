@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isSafeId, taskPaths } from '../../protocol';
+import { lastLogLines } from '../../engine/report';
 import { sortForDisplay, type TaskStore, type TaskSummary } from '../../engine/store';
 import { TaskActivity } from './activity';
 
@@ -177,8 +177,8 @@ export class LiveTasks implements vscode.Disposable {
   private async logEngineDiagnostics(id: string, error: string | undefined): Promise<void> {
     if (error) this.log.error(`task ${id}: ${error}`);
     try {
-      const text = await readFile(taskPaths(this.store.root, id).supervisorLog, 'utf8');
-      const lines = text.trimEnd().split('\n').slice(-20);
+      // The end of the file only, regular files only, never blocking (a FIFO planted there must not hang the host).
+      const lines = await lastLogLines(taskPaths(this.store.root, id).supervisorLog, 20);
       if (lines.length && lines[0]) this.log.error(`task ${id}: supervisor.log (last ${lines.length} lines):\n${lines.join('\n')}`);
     } catch {
       /* no supervisor log: nothing more to say */

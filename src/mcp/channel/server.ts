@@ -21,8 +21,11 @@ import {
   type Task,
   type TaskPaths,
 } from '../../protocol';
-import { readJsonFile, writeJsonAtomic, writeFileAtomic } from '../../engine/atomic';
+import { readJsonFile, readRegularFileBounded, writeJsonAtomic, writeFileAtomic } from '../../engine/atomic';
 import { TaskStateSchema } from '../../engine/state';
+
+/** task.json holds the brief (objective, context, constraints): generous, but bounded. */
+const MAX_TASK_FILE = 16 * 1024 * 1024;
 
 /**
  * The return channel (OACP "The return channel", reference §5.3): one MCP server per task, started by the agent's
@@ -219,8 +222,9 @@ export function createChannelServer(options: ChannelOptions): McpServer {
   return server;
 }
 
+/** task.json through the safe reader: regular file only, no symlink, bounded, a FIFO never blocks. */
 async function readTask(paths: TaskPaths): Promise<Task> {
-  return readTaskText(await fs.readFile(paths.task, 'utf8'));
+  return readTaskText((await readRegularFileBounded(paths.task, MAX_TASK_FILE, { within: path.dirname(paths.dir) })).toString('utf8'));
 }
 
 function envWait(): number | undefined {
@@ -296,6 +300,8 @@ function waitForFile(file: string, dir: string, budgetMs: number, signal: AbortS
     const poll = setInterval(check, ANSWER_POLL_MS);
     const timer = setTimeout(() => void readAnswer(file).then(finish), budgetMs);
     signal.addEventListener('abort', onAbort);
+    // The client may have gone while the question was being written (an abort listener added late never fires).
+    if (signal.aborted) onAbort();
     check();
   });
 }
