@@ -3,7 +3,11 @@ import type { TaskStore } from '../engine/store';
 import type { CaesarStatus } from './status/statusBar';
 import type { LiveTasks } from './tasks/liveTasks';
 import { TaskNode, type TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
+import type { Confirm } from './review/reviewCommands';
 import type { TimelineStats } from './timeline/messages';
+import type { DelegateCommands } from './delegate/delegateCommands';
+import type { ShownStep, StepName } from './delegate/flow';
+import type { AnswerOutcome, QuestionInbox, QuestionNotice } from './questions/inbox';
 import type { TimelinePanel, TimelinePanels, TimelineTiming } from './timeline/panel';
 
 /** A tree item as the Tasks view shows it, flattened for assertions. */
@@ -47,6 +51,28 @@ export interface CaesarApi {
   showOnStartup(): Promise<void>;
   /** Whether the Tasks view is visible now. */
   viewVisible(): boolean;
+  /** Review and apply: set when a folder is open. */
+  readonly review?: ReviewApi;
+  /** The `caesar` MCP server definition provider, when the host has the API. */
+  readonly mcp?: vscode.McpServerDefinitionProvider<vscode.McpStdioServerDefinition>;
+  delegation: {
+    /** The Delegate flow's step on screen now (its live quick input: a test sets its value or active item, then accepts). */
+    currentStep(): ShownStep | undefined;
+    /** Resolves when the flow shows the named step (or shows it already). */
+    waitForStep(step: StepName, timeoutMs: number): Promise<ShownStep>;
+    /** Ids of the tasks selected in the Tasks view. */
+    selection(): string[];
+    /** Replaces the Workspace Trust probe the delegate commands read (undefined: VS Code's); returns the previous one. */
+    setTrustProbe(probe: (() => boolean) | undefined): (() => boolean) | undefined;
+  };
+  questions: {
+    /** Every question notification raised since activation ("<agent> asks: …" and its buttons). */
+    notified(): readonly QuestionNotice[];
+    /** Resolves with the notification raised for a task's question (already raised or the next one). */
+    waitForNotice(taskId: string, timeoutMs: number): Promise<QuestionNotice>;
+    /** Does exactly what clicking that button of the question's notification does. */
+    choose(taskId: string, questionId: string, button: string | undefined): Promise<AnswerOutcome | undefined>;
+  };
   timeline: {
     /** Opens (or reveals) a task's timeline; same as the command. */
     open(taskId: string): void;
@@ -57,6 +83,15 @@ export interface CaesarApi {
   };
 }
 
+export interface ReviewApi {
+  /** The decoration (badge, colour) VS Code gets for a URI: a tree file item's or a worktree file's. */
+  fileDecoration(uri: vscode.Uri): vscode.FileDecoration | undefined;
+  /** The URI a task's changed-file item in the tree carries. */
+  treeFileUri(taskId: string, file: string): vscode.Uri;
+  /** Replaces the modal confirmations of apply and discard (a test cannot click a dialog); returns the previous one. */
+  setConfirm(confirm: Confirm): Confirm;
+}
+
 export interface CaesarApiParts {
   root: string;
   store: TaskStore;
@@ -65,13 +100,17 @@ export interface CaesarApiParts {
   view: vscode.TreeView<TaskTreeNode>;
   status: CaesarStatus;
   timelines: TimelinePanels;
+  delegator: DelegateCommands;
+  inbox: QuestionInbox;
   cliPath: string;
   timing: Pick<CaesarApi, 'activationMs' | 'loadAndActivateMs' | 'bundleEvaluationMs'>;
   showOnStartup(): Promise<void>;
+  review?: ReviewApi;
+  mcp?: vscode.McpServerDefinitionProvider<vscode.McpStdioServerDefinition>;
 }
 
 /** Builds the API activate() returns, over the live views (it reads them; it never holds state of its own). */
-export function createCaesarApi({ root, store, tasks, tree, view, status, timelines, cliPath, timing, showOnStartup }: CaesarApiParts): CaesarApi {
+export function createCaesarApi({ root, store, tasks, tree, view, status, timelines, cliPath, timing, showOnStartup, review, mcp, delegator, inbox }: CaesarApiParts): CaesarApi {
   // Children are listed for active tasks (the view shows them expanded) and for the ids asked for: listing a finished
   // task's children reads its events, which the view itself only does when the user expands it.
   const snapshot = async (expand: string[] = []): Promise<TreeItemSnapshot[]> => {
@@ -132,7 +171,27 @@ export function createCaesarApi({ root, store, tasks, tree, view, status, timeli
     },
     childrenShown: (taskId) => shown.get(taskId) ?? [],
     showOnStartup,
+    ...(review ? { review } : {}),
+    ...(mcp ? { mcp } : {}),
     viewVisible: () => view.visible,
+    delegation: {
+      currentStep: () => delegator.flow.currentStep,
+      waitForStep: (step, timeoutMs) =>
+        waitFor(
+          () => (delegator.flow.currentStep?.step === step ? delegator.flow.currentStep : undefined),
+          delegator.flow.onDidShowStep,
+          timeoutMs,
+          `the delegate step "${step}" (on screen: ${delegator.flow.currentStep?.step ?? 'none'})`,
+        ),
+      selection: () => view.selection.filter((n): n is TaskNode => n instanceof TaskNode).map((n) => n.taskId),
+      setTrustProbe: (probe) => delegator.setTrustProbe(probe),
+    },
+    questions: {
+      notified: () => inbox.notified,
+      waitForNotice: (taskId, timeoutMs) =>
+        waitFor(() => inbox.notified.find((n) => n.taskId === taskId), inbox.onDidNotify, timeoutMs, `a question notification for task ${taskId}`),
+      choose: (taskId, questionId, button) => inbox.onNotificationChoice(taskId, questionId, button),
+    },
     timeline: {
       open: (taskId) => void timelines.open(taskId),
       stats: (taskId) => timelines.get(taskId)?.stats,
@@ -159,6 +218,25 @@ export function createCaesarApi({ root, store, tasks, tree, view, status, timeli
     },
   };
   return api;
+}
+
+/** Resolves with check()'s value, re-checked whenever `event` fires; rejects after timeoutMs. */
+function waitFor<T>(check: () => T | undefined, event: vscode.Event<unknown>, timeoutMs: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const now = check();
+    if (now !== undefined) return resolve(now);
+    const timer = setTimeout(() => {
+      sub.dispose();
+      reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
+    }, timeoutMs);
+    const sub = event(() => {
+      const value = check();
+      if (value === undefined) return;
+      clearTimeout(timer);
+      sub.dispose();
+      resolve(value);
+    });
+  });
 }
 
 function snapshotOf(item: vscode.TreeItem): TreeItemSnapshot {

@@ -96,6 +96,38 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await pane.locator('.monaco-list-row', { hasText: '+1 −0' }).first().waitFor({ timeout: 30_000 });
   await shot('tree-finished');
 
+  // 9. Delegate from the palette: objective, Enter; the agent step lists every agent with its status (demo picked by
+  //    typing its name), Enter. The progress notification runs until the agent does; the task appears selected.
+  await page.keyboard.press('F1');
+  const quickInput = page.locator('.quick-input-widget input.input');
+  await quickInput.fill('>Caesar: Delegate Task');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Caesar: Delegate Task' }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget', { hasText: 'The objective for the agent' }).waitFor({ timeout: 30_000 });
+  const asking = 'Ask me which greeting, then write GREETING.md';
+  await quickInput.fill(asking);
+  await shot('delegate-objective');
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'installed' }).first().waitFor({ timeout: 30_000 });
+  await quickInput.fill('demo');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'demo' }).first().waitFor({ timeout: 30_000 });
+  await shot('delegate-agent');
+  await page.keyboard.press('Enter');
+  const delegated = pane.locator('.monaco-list-row', { hasText: asking }).first();
+  await delegated.waitFor({ timeout: 60_000 });
+
+  // 10. Its question is loud (question icon in the tree) and notified: answered from the notification's button.
+  await delegated.locator('.codicon-question').waitFor({ timeout: 60_000 });
+  await page.mouse.move(900, 700);
+  await page.locator('[id="status.notifications"] a').first().click();
+  const notice = page.locator('.notifications-center .notification-list-item', { hasText: 'demo asks: Which greeting' }).first();
+  await notice.waitFor({ timeout: 30_000 });
+  await shot('question-notification');
+  const bonjour = notice.locator('.monaco-button', { hasText: 'Bonjour' }).first();
+  await bonjour.click({ timeout: 5_000 }).catch(() => bonjour.dispatchEvent('click'));
+  await delegated.locator('.codicon-pass').waitFor({ timeout: 60_000 });
+  await shot('question-answered-task-done');
+
   if (dialogs.length) throw new Error(`a dialog fired: ${dialogs.join(' | ')}`);
   log(`UI scenario: ${step} screenshots; payload shown as text in ${payloadRows} timeline row(s); no dialog`);
 }

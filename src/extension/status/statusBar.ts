@@ -53,7 +53,9 @@ export class CaesarStatus implements vscode.Disposable {
     if (questions) parts.push(`$(question) ${questions}`);
     this.item.text = parts.join('  ');
     const tip = `Caesar: ${running} task${running === 1 ? '' : 's'} running${questions ? `, ${questions} question${questions === 1 ? '' : 's'} waiting for you` : ''}`;
-    this.item.tooltip = `${tip} — click to show the Tasks view`;
+    // With questions waiting, a click answers them (the one inbox); otherwise it shows the Tasks view.
+    this.item.tooltip = `${tip} — click to ${questions ? 'answer' : 'show the Tasks view'}`;
+    this.item.command = questions ? 'caesar.answerQuestion' : 'caesar.tasks.focus';
     this.item.backgroundColor = questions ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     this.item.show();
     this.view.badge = questions

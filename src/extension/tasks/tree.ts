@@ -5,6 +5,7 @@ import type { ObservedStatus } from '../../engine/state';
 import { TaskActivity, type ToolCall } from './activity';
 import { formatDuration, formatUsage, oneLine } from './format';
 import type { LiveTasks } from './liveTasks';
+import { changeUri } from '../review/changeUri';
 
 export type TaskTreeNode = TaskNode | DetailNode;
 
@@ -162,7 +163,8 @@ export class TasksTreeProvider implements vscode.TreeDataProvider<TaskTreeNode>,
     if (state.error) tip.appendText(`\n${state.error}`);
     if (summary.result) tip.appendText(`\n${summary.result.report.status}: ${summary.result.report.summary}`);
     item.tooltip = tip;
-    item.contextValue = `task.${needsInput ? 'question' : summary.observed}${summary.result?.diff && !summary.result.diff.is_empty ? '.changes' : ''}`;
+    // task.<status>[.changes][.wt]: `.wt` while the task's worktree is there to review, apply or discard (package.json menus).
+    item.contextValue = `task.${needsInput ? 'question' : summary.observed}${summary.result?.diff && !summary.result.diff.is_empty ? '.changes' : ''}${state.worktree && !summary.discarded ? '.wt' : ''}`;
     item.command = { command: 'caesar.openTimeline', title: 'Open Timeline', arguments: [summary.id] };
     return item;
   }
@@ -178,6 +180,7 @@ export class TasksTreeProvider implements vscode.TreeDataProvider<TaskTreeNode>,
       item.description = q.options.length ? q.options.join(' / ') : 'waiting for an answer';
       item.tooltip = q.question;
       item.contextValue = 'question';
+      item.command = { command: 'caesar.answerQuestion', title: 'Answer…', arguments: [id, q.id] };
       out.push(new DetailNode('question', id, q.id, item));
     }
     activity.errors.slice(-10).forEach((e, i) => out.push(this.errorNode(id, `e${i}`, e.message, e.fatal)));
@@ -231,6 +234,8 @@ export class TasksTreeProvider implements vscode.TreeDataProvider<TaskTreeNode>,
       item.iconPath = new vscode.ThemeIcon(FILE_ICONS[f.action] ?? 'diff', new vscode.ThemeColor(FILE_COLORS[f.action] ?? 'foreground'));
       item.tooltip = `${f.action} ${f.path}${f.counts ? ` (${f.counts})` : ''}`;
       item.contextValue = 'file';
+      // Carries the added/modified/deleted colour of review/decorations.ts; never opened (the command opens the diff).
+      item.resourceUri = changeUri(summary.id, f.path);
       item.command = { command: 'caesar.openChange', title: 'Open Changes', arguments: [summary.id, f.path] };
       return new DetailNode('file', summary.id, f.path, item);
     });

@@ -61,4 +61,9 @@ export type WebviewToHost =
   /** A report of what the webview received and rendered: the tests and the timing figures read it. */
   | { type: 'stats'; stats: TimelineStats }
   /** The user activated a file row: open that file (or its diff) in the editor. */
-  | { type: 'openFile'; path: string };
+  | { type: 'openFile'; path: string }
+  /** A button of the header: review, apply or discard the task's changes (the same commands as the tree's). */
+  | { type: 'action'; action: TimelineAction };
+
+/** The header's actions on the task's changes; each runs the extension command `caesar.<action>`. */
+export type TimelineAction = 'reviewAll' | 'apply' | 'applySelected' | 'discard';

@@ -4,11 +4,13 @@ import type { ProtocolEvent } from '../../protocol';
 import type { TaskSummary } from '../../engine/store';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { openChange } from '../tasks/review';
-import type { HostToWebview, TimelineStats, TimelineTaskInfo, WebviewToHost } from './messages';
+import type { HostToWebview, TimelineAction, TimelineStats, TimelineTaskInfo, WebviewToHost } from './messages';
 
 export const TIMELINE_VIEW_TYPE = 'caesar.timeline';
 /** Events per message at most (a follower chunk of 256 KB holds ~1-2k): bounds one message to a few MB. */
 const BATCH = 20_000;
+/** The header actions a webview may ask for (its messages are checked: only these commands run). */
+const TIMELINE_ACTIONS: readonly TimelineAction[] = ['reviewAll', 'apply', 'applySelected', 'discard'];
 const encoder = new TextEncoder();
 
 export interface TimelineTiming {
@@ -81,6 +83,9 @@ export class TimelinePanel implements vscode.Disposable {
         void openChange(this.tasks, this.taskId, message.path).catch((err: Error) =>
           vscode.window.showErrorMessage(`Caesar: cannot open ${message.path}: ${err.message}`),
         );
+        break;
+      case 'action':
+        if (TIMELINE_ACTIONS.includes(message.action)) void vscode.commands.executeCommand(`caesar.${message.action}`, this.taskId);
         break;
     }
   }
@@ -252,6 +257,12 @@ export class TimelinePanels implements vscode.Disposable, vscode.WebviewPanelSer
 
   get(taskId: string): TimelinePanel | undefined {
     return this.panels.get(taskId);
+  }
+
+  /** The task of the timeline panel that is active (focused or in front in the active group), if any. */
+  activeTaskId(): string | undefined {
+    for (const [taskId, p] of this.panels) if (p.panel.active) return taskId;
+    return undefined;
   }
 
   async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown): Promise<void> {

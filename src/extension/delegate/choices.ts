@@ -1,0 +1,88 @@
+import { loadConfig, type IsolationRequest, type ModeName, type NetworkRequest } from '../../config';
+import { agentCatalogue, agentStatuses, describeCapabilities, listRoles, type AgentStatus, type RoleStatus } from '../../engine/tasks';
+
+/** One row of the "agent or role" step: what delegating to it would do today, computed by the engine. */
+export interface TargetChoice {
+  kind: 'agent' | 'role';
+  /** Agent id or role name. */
+  name: string;
+  label: string;
+  /** "installed", "not found", "refused by policy", or the agent a role picks. */
+  verdict: string;
+  /** Why it cannot be used (not found on PATH, the policy rule and its remedy), or what it is. */
+  detail: string;
+  usable: boolean;
+  /** Whether the agent (or the agent a role picks) takes a model. */
+  takesModel: boolean;
+  /** The configured model for it, if any. */
+  model?: string;
+}
+
+export interface DelegateChoices {
+  targets: TargetChoice[];
+  defaults: { mode: ModeName; isolation: IsolationRequest; network: NetworkRequest };
+  /** What an untrusted load ignored, for the UI to say. */
+  ignored: string[];
+}
+
+/** Reads the configuration layers and the agent catalogue the way delegation will (the engine's use cases). */
+export async function loadDelegateChoices(root: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env): Promise<DelegateChoices> {
+  const loaded = await loadConfig({ root, env, trusted });
+  const catalogue = agentCatalogue(loaded, { env, root });
+  const [agents, roles] = await Promise.all([agentStatuses(loaded, catalogue), listRoles(loaded, catalogue)]);
+  const byId = new Map(agents.map((a) => [a.id, a]));
+  const policy = loaded.config.policy;
+  return {
+    targets: [...roles.map((r) => roleChoice(r, byId)), ...agents.map(agentChoice)],
+    defaults: { mode: policy.default_mode, isolation: policy.default_isolation, network: policy.default_network },
+    ignored: loaded.ignored,
+  };
+}
+
+function agentChoice(a: AgentStatus): TargetChoice {
+  const caps = describeCapabilities(a.capabilities);
+  let verdict = 'installed';
+  let detail = [a.location, caps].filter(Boolean).join(' · ');
+  if (!a.installed) {
+    verdict = 'not found';
+    detail = `its program was not found on PATH${a.install_hint ? ` — ${a.install_hint}` : ''}`;
+  } else if (!a.allowed && a.refusal) {
+    verdict = 'refused by policy';
+    detail = `${a.refusal.reason} ${a.refusal.remedy}`.trim();
+  }
+  return {
+    kind: 'agent',
+    name: a.id,
+    label: a.id,
+    verdict,
+    detail,
+    usable: a.installed && a.allowed,
+    takesModel: a.capabilities?.model === true,
+    ...(a.model ? { model: a.model.value } : {}),
+  };
+}
+
+function roleChoice(r: RoleStatus, agents: Map<string, AgentStatus>): TargetChoice {
+  const picked = r.picks !== undefined ? agents.get(r.picks) : undefined;
+  const skipped = r.skipped.map((s) => `${s.agent}: ${s.reason}`).join('; ');
+  return {
+    kind: 'role',
+    name: r.role.name,
+    label: `role: ${r.role.name}`,
+    verdict: r.picks !== undefined ? `picks ${r.picks}` : 'no usable agent',
+    detail: [r.role.purpose, r.reason, skipped ? `skipped ${skipped}` : ''].filter(Boolean).join(' · '),
+    usable: r.picks !== undefined,
+    takesModel: picked?.capabilities?.model === true,
+    ...(r.role.model ? { model: r.role.model } : picked?.model ? { model: picked.model.value } : {}),
+  };
+}
+
+/**
+ * The target Enter picks: the `caesar.defaultAgent` setting when usable, else the last one used here, else the first
+ * usable real agent, else the built-in demo agent (always installed).
+ */
+export function defaultTarget(targets: TargetChoice[], setting: string | undefined, lastUsed: string | undefined): TargetChoice | undefined {
+  const usable = targets.filter((t) => t.usable);
+  const named = (name: string | undefined) => (name ? usable.find((t) => t.name === name || t.label === name) : undefined);
+  return named(setting) ?? named(lastUsed) ?? usable.find((t) => t.kind === 'agent' && t.name !== 'demo') ?? named('demo') ?? usable[0];
+}

@@ -1,0 +1,204 @@
+import * as vscode from 'vscode';
+import { RequestError, answerQuestion, isActive, pendingQuestions, type TaskSummary } from '../../engine/tasks';
+import type { QuestionFile } from '../../protocol';
+import { oneLine } from '../tasks/format';
+import type { LiveTasks } from '../tasks/liveTasks';
+
+/** The notification's button that opens the free-text prompt. */
+export const ANSWER_BUTTON = 'Answer…';
+/** More options than this do not fit as buttons: the notification offers the prompt, which lists them all. */
+const MAX_OPTION_BUTTONS = 3;
+
+/** A notification raised for a question (the tests read them: no VS Code API lists notifications). */
+export interface QuestionNotice {
+  taskId: string;
+  questionId: string;
+  message: string;
+  buttons: string[];
+}
+
+export interface AnswerOutcome {
+  answered: boolean;
+  /** What the user was told. */
+  message: string;
+  code?: RequestError['code'];
+}
+
+/**
+ * One inbox for every question: each new pending question of an active task raises a notification with its options
+ * as buttons and "Answer…"; the tree's Answer action and the status bar open the same prompt. Answers go through the
+ * engine (answers/<id>.json, created exclusively: the first answer wins, from any process). A prompt still open when
+ * its question is answered elsewhere or expires is closed; a notification clicked after that says it was answered.
+ * Closing a notification loses nothing: the question stays pending in the tree and the status bar.
+ */
+export class QuestionInbox implements vscode.Disposable {
+  private readonly seen = new Set<string>();
+  private readonly prompts = new Map<string, vscode.QuickInput>();
+  private readonly subscription: vscode.Disposable;
+  private readonly notices: QuestionNotice[] = [];
+  private readonly noticed = new vscode.EventEmitter<QuestionNotice>();
+  readonly onDidNotify = this.noticed.event;
+
+  constructor(
+    private readonly root: string,
+    private readonly tasks: LiveTasks,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.subscription = tasks.onDidChange(() => this.scan());
+    void tasks.ready().then(() => this.scan());
+  }
+
+  /** Every notification raised since activation, oldest first. */
+  get notified(): readonly QuestionNotice[] {
+    return this.notices;
+  }
+
+  /** The questions waiting now, across active tasks, oldest first. */
+  pending(): { summary: TaskSummary; question: QuestionFile }[] {
+    return this.tasks
+      .list()
+      .filter((s) => isActive(s.observed))
+      .flatMap((summary) => summary.pendingQuestions.map((question) => ({ summary, question })))
+      .sort((a, b) => a.question.asked_at.localeCompare(b.question.asked_at));
+  }
+
+  private scan(): void {
+    const waiting = new Set<string>();
+    for (const { summary, question } of this.pending()) {
+      const key = `${summary.id}/${question.id}`;
+      waiting.add(key);
+      if (this.seen.has(key)) continue;
+      this.seen.add(key);
+      this.notify(summary, question);
+    }
+    // Answered elsewhere (CLI, MCP, another window) or expired: an open prompt has nothing left to ask.
+    for (const [key, prompt] of this.prompts) if (!waiting.has(key)) prompt.hide();
+  }
+
+  private notify(summary: TaskSummary, question: QuestionFile): void {
+    const message = `${summary.state.agent} asks: ${oneLine(question.question, 300)} — task “${oneLine(summary.state.objective, 60)}”`;
+    const buttons = [...(question.options.length <= MAX_OPTION_BUTTONS ? question.options : []), ANSWER_BUTTON];
+    const notice: QuestionNotice = { taskId: summary.id, questionId: question.id, message, buttons };
+    this.notices.push(notice);
+    this.log.info(`question ${question.id} of task ${summary.id}: ${oneLine(question.question, 120)}`);
+    this.noticed.fire(notice);
+    void vscode.window.showInformationMessage(message, ...buttons).then((choice) => this.onNotificationChoice(summary.id, question.id, choice));
+  }
+
+  /** What a click on a question notification does (closing it, `undefined`, does nothing: the question stays). */
+  async onNotificationChoice(taskId: string, questionId: string, choice: string | undefined): Promise<AnswerOutcome | undefined> {
+    if (choice === undefined) return undefined;
+    if (choice === ANSWER_BUTTON) return this.prompt(taskId, questionId);
+    return this.answer(taskId, questionId, choice);
+  }
+
+  /**
+   * The Answer action (tree, status bar, palette): a question of the task (the first waiting one unless named), or a
+   * pick among every waiting question when no task is given.
+   */
+  async answerCommand(taskId?: string, questionId?: string): Promise<AnswerOutcome | undefined> {
+    if (!taskId) {
+      const all = this.pending();
+      if (all.length === 0) {
+        void vscode.window.showInformationMessage('Caesar: no question is waiting for an answer.');
+        return undefined;
+      }
+      const picked =
+        all.length === 1
+          ? all[0]
+          : (
+              await vscode.window.showQuickPick(
+                all.map((p) => ({ label: oneLine(p.question.question, 120), description: `${p.summary.state.agent} · ${oneLine(p.summary.state.objective, 60)}`, p })),
+                { title: 'Caesar: questions waiting for you', placeHolder: 'Answer which question?' },
+              )
+            )?.p;
+      if (!picked) return undefined;
+      return this.prompt(picked.summary.id, picked.question.id);
+    }
+    const id = questionId ?? this.tasks.get(taskId)?.pendingQuestions[0]?.id;
+    if (!id) {
+      void vscode.window.showInformationMessage('Caesar: this task has no question waiting for an answer.');
+      return undefined;
+    }
+    return this.prompt(taskId, id);
+  }
+
+  /** Asks for the answer (the options, or any text), closed by itself if the question is answered elsewhere. */
+  private async prompt(taskId: string, questionId: string): Promise<AnswerOutcome | undefined> {
+    const key = `${taskId}/${questionId}`;
+    const summary = this.tasks.get(taskId);
+    const inView = summary?.pendingQuestions.find((q) => q.id === questionId);
+    const fromView = inView !== undefined;
+    const question = inView ?? (await pendingQuestions(this.root, taskId).catch(() => [])).find((q) => q.id === questionId);
+    if (!question) {
+      // Not waiting (answered, expired or unknown): the engine refuses the write and says which, and by whom.
+      return this.answer(taskId, questionId, '');
+    }
+    const agent = summary?.state.agent ?? 'the agent';
+    this.prompts.get(key)?.hide();
+    const title = `${agent} asks`;
+    const text = await new Promise<string | undefined>((resolve) => {
+      let input: vscode.QuickInput;
+      let result: string | undefined;
+      if (question.options.length) {
+        const pick = vscode.window.createQuickPick();
+        pick.title = title;
+        pick.placeholder = `${oneLine(question.question, 200)} (pick an option or type another answer)`;
+        const options = question.options.map((label) => ({ label }));
+        pick.items = options;
+        pick.onDidChangeValue((v) => {
+          pick.items = v && !question.options.includes(v) ? [...options, { label: v, description: 'your answer' }] : options;
+        });
+        pick.onDidAccept(() => {
+          result = pick.activeItems[0]?.label ?? (pick.value || undefined);
+          pick.hide();
+        });
+        input = pick;
+      } else {
+        const box = vscode.window.createInputBox();
+        box.title = title;
+        box.prompt = question.question;
+        box.placeholder = 'Your answer';
+        box.onDidAccept(() => {
+          result = box.value;
+          box.hide();
+        });
+        input = box;
+      }
+      input.ignoreFocusOut = true;
+      input.onDidHide(() => {
+        if (this.prompts.get(key) === input) this.prompts.delete(key);
+        input.dispose();
+        resolve(result);
+      });
+      this.prompts.set(key, input);
+      input.show();
+      // Answered while the prompt was being opened: scan() already ran, so close it here.
+      if (fromView && !this.tasks.get(taskId)?.pendingQuestions.some((q) => q.id === questionId)) input.hide();
+    });
+    if (text === undefined) return undefined;
+    return this.answer(taskId, questionId, text);
+  }
+
+  /** Writes the answer through the engine; already answered / expired are said, not thrown. */
+  async answer(taskId: string, questionId: string, text: string): Promise<AnswerOutcome> {
+    try {
+      const answer = await answerQuestion(this.root, taskId, questionId, text, 'vscode');
+      const message = `Caesar: answered “${oneLine(answer.answer, 80)}”.`;
+      vscode.window.setStatusBarMessage(message, 5000);
+      this.log.info(`answered question ${questionId} of task ${taskId}: ${oneLine(answer.answer, 120)}`);
+      return { answered: true, message };
+    } catch (err) {
+      if (!(err instanceof RequestError)) throw err;
+      const message = `Caesar: ${err.message}`;
+      void vscode.window.showInformationMessage(message);
+      return { answered: false, message, code: err.code };
+    }
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    for (const p of this.prompts.values()) p.dispose();
+    this.noticed.dispose();
+  }
+}

@@ -1,0 +1,201 @@
+import * as vscode from 'vscode';
+import { RecordRefused, taskVersionPath } from '../../engine/record-checks';
+import type { TaskSummary } from '../../engine/store';
+import { applyTaskById, diffTask, discardTask, requireTaskView, type ApplyOutcome, type DiscardOutcome } from '../../engine/tasks';
+import type { LiveTasks } from '../tasks/liveTasks';
+import { BaseRefContentProvider, UNTRUSTED_REVIEW, openChange } from '../tasks/review';
+import { changedSinceBase, type Overlap } from './overlap';
+import { activeEditorTarget, pickTaskTarget, targetOf, type TaskTarget } from './target';
+
+/** Asks the user to confirm a consequential action (a modal warning); resolves true to go ahead. */
+export type Confirm = (message: string, detail: string, action: string) => Promise<boolean>;
+
+const modalConfirm: Confirm = async (message, detail, action) =>
+  (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action;
+
+/** How "Review All Changes" showed the task: the multi-file diff editor, or one diff per file where it is absent. */
+export type ReviewShown = 'multiDiff' | 'perFile' | 'nothing';
+
+/** More per-file diff editors than this at once is noise: the rest are listed in the tree. */
+const MAX_PER_FILE_DIFFS = 10;
+
+const hasChanges = (s: TaskSummary) => !!s.state.worktree && !!s.result?.diff && !s.result.diff.is_empty && !s.discarded;
+
+/**
+ * Review and the decisions after it: "Review All Changes" (the multi-file diff editor, base_ref ↔ the task's
+ * worktree), "Apply", "Apply Selected Files…" and "Discard", from the Tasks tree, the timeline and the diff editor's
+ * title. Apply and discard are the engine's (all or nothing, conflicting files named); this class adds the editor's
+ * part: choosing files, the warning before applying over files changed since the task's base, and the messages.
+ * In an untrusted workspace nothing here runs git: each command says why.
+ */
+export class ReviewCommands implements vscode.Disposable {
+  /** Replaceable by the in-editor tests, which cannot click a modal dialog. */
+  confirm: Confirm = modalConfirm;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly tasks: LiveTasks,
+    private readonly activeTimelineTask: () => string | undefined,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    const run = <T>(what: string, fn: () => Promise<T>) =>
+      fn().catch((err: Error) => {
+        this.log.warn(`${what}: ${err.message}`);
+        void vscode.window.showErrorMessage(`Caesar: ${err.message}`);
+        return undefined;
+      });
+    this.disposables.push(
+      vscode.commands.registerCommand('caesar.reviewAll', (arg?: unknown, selection?: unknown) =>
+        run('review all changes', async () => {
+          const target = await this.targetFor(arg, selection, 'Review the changes of which task?');
+          return target ? this.reviewAll(target.taskId) : undefined;
+        }),
+      ),
+      vscode.commands.registerCommand('caesar.apply', (arg?: unknown, selection?: unknown) =>
+        run('apply', async () => {
+          const target = await this.targetFor(arg, selection, 'Apply the changes of which task?');
+          // "Apply" on one task applies all of it; selected files go through "Apply Selected Files…".
+          return target ? this.apply(target.taskId) : undefined;
+        }),
+      ),
+      vscode.commands.registerCommand('caesar.applySelected', (arg?: unknown, selection?: unknown) =>
+        run('apply selected files', async () => {
+          const target = await this.targetFor(arg, selection, 'Apply files of which task?');
+          if (!target) return undefined;
+          // Files chosen already (changed-file items selected in the tree, or ids and files from a caller): no pick.
+          const files = target.files?.length ? target.files : await this.pickFiles(target);
+          return files?.length ? this.apply(target.taskId, files) : undefined;
+        }),
+      ),
+      vscode.commands.registerCommand('caesar.discard', (arg?: unknown, selection?: unknown) =>
+        run('discard', async () => {
+          const target = await this.targetFor(arg, selection, 'Discard the worktree of which task?');
+          return target ? this.discard(target.taskId) : undefined;
+        }),
+      ),
+    );
+  }
+
+  private async targetFor(arg: unknown, selection: unknown, placeHolder: string): Promise<TaskTarget | undefined> {
+    if (arg !== undefined) return targetOf(this.tasks, arg, selection);
+    return activeEditorTarget(this.tasks, this.activeTimelineTask) ?? pickTaskTarget(this.tasks, hasChanges, placeHolder);
+  }
+
+  private trusted(): boolean {
+    if (vscode.workspace.isTrusted) return true;
+    void vscode.window.showWarningMessage(`Caesar: ${UNTRUSTED_REVIEW}`);
+    return false;
+  }
+
+  /** Opens every changed file of the task in the multi-file diff editor (or one diff editor per file). */
+  async reviewAll(taskId: string): Promise<ReviewShown> {
+    if (!this.trusted()) return 'nothing';
+    const root = this.tasks.store.root;
+    const diff = await diffTask(root, taskId);
+    const { state } = await requireTaskView(root, taskId);
+    if (!diff.worktree || diff.files.length === 0) {
+      void vscode.window.showInformationMessage(`Caesar: ${diff.message ?? `task ${taskId} changed nothing.`}`);
+      return 'nothing';
+    }
+    const title = `Caesar: ${oneLineTitle(state.objective)} (${taskId.slice(0, 10)}: base ↔ task)`;
+    if ((await vscode.commands.getCommands(true)).includes('vscode.changes')) {
+      const resources: [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined][] = [];
+      for (const file of diff.files) {
+        const right = file.action === 'deleted' ? undefined : vscode.Uri.file(await taskVersionPath(root, state, file.path));
+        const left = file.action === 'created' ? undefined : BaseRefContentProvider.uriFor(taskId, file.old_path ?? file.path);
+        resources.push([right ?? (left as vscode.Uri), left, right]);
+      }
+      await vscode.commands.executeCommand('vscode.changes', title, resources);
+      return 'multiDiff';
+    }
+    for (const file of diff.files.slice(0, MAX_PER_FILE_DIFFS)) await openChange(this.tasks, taskId, file.path);
+    return 'perFile';
+  }
+
+  /**
+   * Applies the task (or `files` of it) to the workspace, all or nothing. Warns first (modal) when some of those files
+   * changed in the workspace since the task's base commit. Resolves with the engine's outcome, or undefined when the
+   * user backed out or the workspace is untrusted.
+   */
+  async apply(taskId: string, files?: string[]): Promise<ApplyOutcome | undefined> {
+    if (!this.trusted()) return undefined;
+    const root = this.tasks.store.root;
+    const view = await requireTaskView(root, taskId);
+    if (view.state.worktree && view.state.base_ref) {
+      const paths = files?.length ? files : (await diffTask(root, taskId)).files.map((f) => f.path);
+      const overlaps = await changedSinceBase(root, view, paths, this.tasks.list()).catch((err: Error) => {
+        if (err instanceof RecordRefused) throw err;
+        this.log.warn(`checking ${taskId}'s files against the workspace: ${err.message}`);
+        return [] as Overlap[];
+      });
+      if (overlaps.length) {
+        const detail = overlaps
+          .map((o) => `${o.file}${o.appliedBy.length ? ` (also changed by applied task ${o.appliedBy.join(', ')})` : ' (changed in the workspace)'}`)
+          .join('\n');
+        const go = await this.confirm(
+          `Task ${taskId} changed files that were also changed in your workspace since the task started. Apply anyway?`,
+          `${detail}\n\nThe agent did not see these changes. Applying is all or nothing: if a change does not fit, nothing is written.`,
+          'Apply Anyway',
+        );
+        if (!go) return undefined;
+      }
+    }
+    const outcome = await applyTaskById(root, taskId, files);
+    this.log.info(`apply ${taskId}${files?.length ? ` (${files.join(', ')})` : ''}: ${outcome.message}`);
+    if (outcome.applied) {
+      void vscode.window.showInformationMessage(
+        outcome.empty ? `Caesar: ${outcome.message}` : `Caesar: applied ${outcome.files.length} file(s) of task ${taskId}: ${outcome.files.join(', ')}.`,
+      );
+    } else if (outcome.reason === 'conflicts') {
+      void vscode.window.showErrorMessage(`Caesar: ${outcome.message}`);
+    } else {
+      void vscode.window.showWarningMessage(`Caesar: ${outcome.message}`);
+    }
+    void this.tasks.reloadAll();
+    return outcome;
+  }
+
+  /** Removes the task's worktree and branch (after a modal confirmation); the workspace is never touched. */
+  async discard(taskId: string): Promise<DiscardOutcome | undefined> {
+    if (!this.trusted()) return undefined;
+    const root = this.tasks.store.root;
+    const view = await requireTaskView(root, taskId);
+    if (view.state.worktree) {
+      const applied = view.applied ? ' It was applied: your workspace keeps those changes.' : ' Its changes were not applied: they will be lost.';
+      const go = await this.confirm(`Discard the worktree of task ${taskId}?`, `${view.state.worktree}${view.state.branch ? ` and branch ${view.state.branch}` : ''} will be removed.${applied}`, 'Discard');
+      if (!go) return undefined;
+    }
+    const outcome = await discardTask({ root, state: view.state });
+    this.log.info(`discard ${taskId}: ${outcome.message}`);
+    void (outcome.discarded ? vscode.window.showInformationMessage(`Caesar: ${outcome.message}`) : vscode.window.showWarningMessage(`Caesar: ${outcome.message}`));
+    void this.tasks.reloadAll();
+    return outcome;
+  }
+
+  /** A quick pick of the task's changed files, all checked: the user unchecks what to leave out. */
+  private async pickFiles(target: TaskTarget): Promise<string[] | undefined> {
+    if (!this.trusted()) return undefined;
+    const diff = await diffTask(this.tasks.store.root, target.taskId);
+    if (diff.files.length === 0) {
+      void vscode.window.showInformationMessage(`Caesar: ${diff.message ?? `task ${target.taskId} changed nothing.`}`);
+      return undefined;
+    }
+    const preselected = new Set(target.files ?? diff.files.map((f) => f.path));
+    const items = diff.files.map((f) => ({
+      label: f.path,
+      description: `${f.action}${f.binary ? ' · binary' : ` · +${f.additions} −${f.deletions}`}`,
+      picked: preselected.has(f.path),
+    }));
+    const picked = await vscode.window.showQuickPick(items, { canPickMany: true, placeHolder: `Apply which files of task ${target.taskId}?` });
+    return picked?.map((p) => p.label);
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function oneLineTitle(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 50 ? `${line.slice(0, 49)}…` : line;
+}

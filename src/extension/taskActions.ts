@@ -1,0 +1,121 @@
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { taskPaths } from '../protocol';
+import { checkWorkspace } from '../engine/record-checks';
+import { delegateTask, isActive, requestCancel, requireTaskView, type CancelOutcome, type DelegatedTask, type TaskSummary } from '../engine/tasks';
+import { activeEditorTarget, pickTaskTarget, targetOf } from './review/target';
+import type { LiveTasks } from './tasks/liveTasks';
+
+export interface TaskActionsDeps {
+  tasks: LiveTasks;
+  /** The bundled CLI the supervisor of a re-run runs from. */
+  cliScript: string;
+  log: vscode.LogOutputChannel;
+  activeTimelineTask: () => string | undefined;
+  /** Reveals a task in the Tasks view (a re-run's new task). */
+  reveal?: (taskId: string) => Thenable<void> | void;
+}
+
+/**
+ * The per-task actions of the Tasks tree's context menu: Cancel, Re-run, Open Raw Log, Reveal Task Folder (Copy Task
+ * ID is registered with the tree). Cancel writes the engine's cancel request; Re-run delegates the same objective with
+ * the same settings through the engine; the others only open files of the task directory.
+ */
+export class TaskActions implements vscode.Disposable {
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly deps: TaskActionsDeps) {
+    const { log } = deps;
+    const command = (id: string, placeHolder: string, eligible: (s: TaskSummary) => boolean, fn: (taskId: string) => Promise<unknown>) =>
+      vscode.commands.registerCommand(id, async (arg?: unknown) => {
+        try {
+          const target =
+            arg !== undefined
+              ? targetOf(deps.tasks, arg)
+              : (activeEditorTarget(deps.tasks, deps.activeTimelineTask) ?? (await pickTaskTarget(deps.tasks, eligible, placeHolder)));
+          return target ? await fn(target.taskId) : undefined;
+        } catch (err) {
+          log.warn(`${id}: ${(err as Error).message}`);
+          void vscode.window.showErrorMessage(`Caesar: ${(err as Error).message}`);
+          return undefined;
+        }
+      });
+    this.disposables.push(
+      command('caesar.cancel', 'Cancel which task?', (s) => isActive(s.observed), (id) => this.cancel(id)),
+      command('caesar.rerun', 'Run which task again?', (s) => !isActive(s.observed), (id) => this.rerun(id)),
+      command('caesar.openRawLog', "Open which task's raw log?", () => true, (id) => this.openRawLog(id)),
+      command('caesar.revealTaskFolder', "Reveal which task's folder?", () => true, (id) => this.revealTaskFolder(id)),
+    );
+  }
+
+  /** Files the cancel request the task's supervisor acts on (it stops the agent and concludes `cancelled`). */
+  async cancel(taskId: string): Promise<CancelOutcome> {
+    const outcome = await requestCancel(this.deps.tasks.store.root, taskId, 'vscode');
+    this.deps.log.info(`cancel ${taskId}: ${outcome.requested ? 'requested' : `nothing to cancel (${outcome.status})`}`);
+    if (!outcome.requested) void vscode.window.showInformationMessage(`Caesar: task ${taskId} is ${outcome.status}; there is nothing to cancel.`);
+    return outcome;
+  }
+
+  /**
+   * Delegates the task's objective again, to the same agent with the same mode, isolation, network, model and
+   * timeout (a fresh base commit). Refused in an untrusted workspace: the record may come from a cloned repository.
+   */
+  async rerun(taskId: string): Promise<DelegatedTask | undefined> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('Caesar: this workspace is not trusted, so Caesar starts no agent here. Trust the workspace (Workspaces: Manage Workspace Trust) to re-run a task.');
+      return undefined;
+    }
+    const root = this.deps.tasks.store.root;
+    const view = await requireTaskView(root, taskId);
+    const { state, task } = view;
+    const workspace = await checkWorkspace(root, state.workspace);
+    const delegated = await delegateTask(
+      root,
+      {
+        objective: state.objective,
+        workspace,
+        agent: state.agent,
+        mode: state.mode,
+        isolation: state.isolation,
+        // The recorded network is the resolved fact: closed asks for closed again, open for the same default as before.
+        network: state.network ? 'auto' : 'off',
+        timeout: state.timeout_ms,
+        ...(state.model ? { model: state.model } : {}),
+        ...(task?.context ? { context: task.context } : {}),
+        ...(task?.constraints.length ? { constraints: task.constraints } : {}),
+        ...(task?.acceptance_criteria.length ? { acceptance_criteria: task.acceptance_criteria } : {}),
+      },
+      { cliScript: this.deps.cliScript, trusted: true },
+    );
+    this.deps.log.info(`re-ran ${taskId} as ${delegated.id} (${delegated.launch.agent}, ${delegated.launch.isolation})`);
+    for (const warning of delegated.warnings) void vscode.window.showWarningMessage(`Caesar: ${warning}`);
+    await this.deps.tasks.reloadAll();
+    await this.deps.reveal?.(delegated.id);
+    return delegated;
+  }
+
+  /** The agent's own output (stdout and stderr, as it wrote them), in an editor. */
+  async openRawLog(taskId: string): Promise<vscode.Uri | undefined> {
+    const file = taskPaths(this.deps.tasks.store.root, taskId).rawLog;
+    if (!existsSync(file)) {
+      void vscode.window.showInformationMessage(`Caesar: task ${taskId} has no raw log (yet): its agent has written nothing.`);
+      return undefined;
+    }
+    const uri = vscode.Uri.file(file);
+    await vscode.window.showTextDocument(uri, { preview: true });
+    return uri;
+  }
+
+  /** Shows `.caesar/tasks/<id>/` in the Explorer when it is inside an open folder, else in the system's file manager. */
+  async revealTaskFolder(taskId: string): Promise<vscode.Uri> {
+    const dir = vscode.Uri.file(taskPaths(this.deps.tasks.store.root, taskId).dir);
+    const inWorkspace = vscode.workspace.workspaceFolders?.some((f) => f.uri.scheme === 'file' && !path.relative(f.uri.fsPath, dir.fsPath).startsWith('..'));
+    await vscode.commands.executeCommand(inWorkspace ? 'revealInExplorer' : 'revealFileInOS', dir);
+    return dir;
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+}

@@ -1,0 +1,94 @@
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { CaesarApi } from '../../../src/extension/api';
+import type { DelegateOutcome } from '../../../src/extension/delegate/delegateCommands';
+import type { AnswerOutcome } from '../../../src/extension/questions/inbox';
+import { caesar, runInTerminal, sleep, until } from './helpers';
+
+async function delegateAsking(api: CaesarApi, objective: string): Promise<string> {
+  const outcome = await vscode.commands.executeCommand<DelegateOutcome>('caesar.delegate', { objective, agent: 'demo', isolation: 'worktree' });
+  assert.equal(outcome.tasks.length, 1, JSON.stringify(outcome.refused));
+  return outcome.tasks[0]!.id;
+}
+
+function answerFile(api: CaesarApi, id: string, qid: string): { answer: string; by?: string } {
+  return JSON.parse(readFileSync(path.join(api.root, '.caesar', 'tasks', id, 'answers', `${qid}.json`), 'utf8')) as { answer: string; by?: string };
+}
+
+async function settled(api: CaesarApi, id: string): Promise<string> {
+  return until(`task ${id} to end`, async () => {
+    const s = await api.store.summary(id).catch(() => undefined); // read while the supervisor rewrites it: retry
+    return s && !['pending', 'running'].includes(s.observed) ? s.observed : undefined;
+  }, 60_000);
+}
+
+describe('Questions: one inbox', () => {
+  it('a new question is loud (tree, badge, status bar) and notified; its button writes the answer; the first answer wins', async function () {
+    this.timeout(90_000);
+    const api = await caesar();
+    const id = await delegateAsking(api, `Please ask me, then write GREETING.md (${Date.now()})`);
+
+    const notice = await api.questions.waitForNotice(id, 30_000);
+    assert.match(notice.message, /^demo asks: Which greeting should the demo write\?/);
+    assert.deepEqual(notice.buttons, ['Hello', 'Bonjour', 'Ciao', 'Answer…']);
+    const qid = notice.questionId;
+
+    const tree = await api.waitForTree((t) => t.find((x) => x.id === id)?.icon === 'question', 10_000);
+    const task = tree.find((x) => x.id === id)!;
+    assert.match(task.description, /^demo · needs input/);
+    assert.match(task.contextValue, /^task\.question/);
+    const node = task.children.find((c) => c.contextValue === 'question')!;
+    assert.equal(node.label, 'Which greeting should the demo write?');
+    const status = api.statusSnapshot();
+    assert.match(status.text, /\$\(question\) [1-9]/);
+    assert.ok((status.badge ?? 0) >= 1, JSON.stringify(status));
+
+    // Closing the notification loses nothing: the question is still waiting everywhere.
+    assert.equal(await api.questions.choose(id, qid, undefined), undefined);
+    assert.equal((await api.store.summary(id))!.pendingQuestions[0]?.id, qid);
+    assert.match(api.statusSnapshot().text, /\$\(question\)/);
+
+    const answered = (await api.questions.choose(id, qid, 'Bonjour')) as AnswerOutcome;
+    assert.equal(answered.answered, true, answered.message);
+    assert.deepEqual([answerFile(api, id, qid).answer, answerFile(api, id, qid).by], ['Bonjour', 'vscode']);
+
+    // A second click (this window or another one's notification) does not overwrite it, and says so.
+    const again = (await api.questions.choose(id, qid, 'Ciao')) as AnswerOutcome;
+    assert.equal(again.answered, false);
+    assert.equal(again.code, 'already_answered');
+    assert.match(again.message, /already answered from vscode: "Bonjour"/);
+    assert.equal(answerFile(api, id, qid).answer, 'Bonjour');
+
+    assert.equal(await settled(api, id), 'succeeded');
+    const worktree = (await api.store.summary(id))!.state.worktree!;
+    assert.match(readFileSync(path.join(worktree, 'GREETING.md'), 'utf8'), /\(answer: Bonjour\)/);
+    const after = await api.waitForTree((t) => t.find((x) => x.id === id)?.icon === 'pass', 10_000, [id]);
+    assert.ok(!after.find((x) => x.id === id)!.children.some((c) => c.contextValue === 'question'));
+    assert.equal(api.questions.notified().filter((n) => n.taskId === id).length, 1, 'one notification per question');
+  });
+
+  it('an answer given elsewhere (the CLI) closes the open prompt, and a later click says it was answered', async function () {
+    this.timeout(90_000);
+    const api = await caesar();
+    const id = await delegateAsking(api, `Ask a question from the tree (${Date.now()})`);
+    const { questionId: qid } = await api.questions.waitForNotice(id, 30_000);
+
+    // The tree's Answer action opens the prompt (its options, or any text).
+    let promptResult: AnswerOutcome | undefined | 'open' = 'open';
+    const prompt = vscode.commands.executeCommand<AnswerOutcome | undefined>('caesar.answerQuestion', id, qid).then((r) => (promptResult = r));
+    await sleep(1000);
+    assert.equal(promptResult, 'open', 'the prompt waits for the user');
+
+    assert.equal(await runInTerminal('caesar answer', `caesar answer ${id} ${qid} Ciao`), 0);
+    await prompt;
+    assert.equal(promptResult, undefined, 'the prompt closed without answering');
+    assert.deepEqual([answerFile(api, id, qid).answer, answerFile(api, id, qid).by], ['Ciao', 'cli']);
+
+    const late = (await api.questions.choose(id, qid, 'Hello')) as AnswerOutcome;
+    assert.equal(late.code, 'already_answered');
+    assert.match(late.message, /from cli: "Ciao"/);
+    assert.equal(await settled(api, id), 'succeeded');
+  });
+});
