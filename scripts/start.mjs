@@ -191,13 +191,12 @@ async function startEditor() {
   console.log(`
 A demo task is running in the demo workspace; the editor opens on the Caesar view and the task's timeline.
 Try next:
-  - Answer the demo agent's question (it asks which greeting to use; it waits up to 5 minutes):
-      ${caesarCmd} ps --root ${workspace}        shows the task and its question id
-      ${caesarCmd} answer <task-id> <question-id> "Hello there" --root ${workspace}
-  - Watch it in the Tasks view; expand the task for its tool calls and changed files.
-  - Review: click a changed file for the diff against the task's base commit.
-  - Apply: ${caesarCmd} apply <task-id> --root ${workspace}
-  - Delegate your own: ${caesarCmd} run --agent demo "Write NOTES.md" --root ${workspace}
+  - Answer the demo agent's question: its notification offers the greetings as buttons (or click the question in
+    the Tasks view). It waits up to 5 minutes.
+  - Review: "Review All Changes" on the finished task opens the multi-file diff; click a file for its own diff.
+  - Apply (or Discard) from the task's context menu in the Tasks view.
+  - Delegate your own: F1 → "Caesar: Delegate Task", type an objective, Enter, Enter.
+  - From a terminal: ${caesarCmd} ps --root ${workspace}   (then answer, diff, apply, run …)
 Ctrl-C stops the editor; tasks keep their own processes.
 
 Open ${url}/?folder=${encodeURIComponent(workspace)}`);

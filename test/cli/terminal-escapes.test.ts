@@ -6,12 +6,14 @@
  * control byte in the output came from the payload).
  */
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { buildCli } from '../engine/runtime/helpers';
+import { runBuiltCli } from '../engine/runtime/helpers';
 import { termSafe, termSafeBlock } from '../../src/cli/format';
 import { addWorktree, appendEvents, cleanupAll, event, makeRepo, makeTask, writeState } from './follow-helpers';
+
+/** The bundled CLI as a real process, colours on where a TTY would have them (NO_COLOR empty). */
+const caesar = (cwd: string, args: string[], ms = 20_000) => runBuiltCli(args, cwd, ms, { ...process.env, NO_COLOR: '' });
 
 /** Sets the window title, writes the clipboard (OSC 52), clears the screen, colours red, a C1 CSI, a bidi override. */
 const PAYLOAD = '\x1b]0;PWNED\x07\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x1b[31mred\u009b2J\u202eevil';
@@ -19,24 +21,6 @@ const PAYLOAD = '\x1b]0;PWNED\x07\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2J\x1b[31mre
 // eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
-async function caesar(cwd: string, args: string[], ms = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const cli = await buildCli();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, NO_COLOR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`caesar ${args.join(' ')} did not exit within ${ms} ms`));
-    }, ms);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 function assertInert(what: string, text: string): void {
   const hit = CONTROLS.exec(text);

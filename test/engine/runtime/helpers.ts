@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, promises as fs, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -156,3 +156,31 @@ export async function exists(file: string): Promise<boolean> {
 }
 
 export { existsSync };
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  elapsedMs: number;
+}
+
+/** Runs the bundled CLI as a real process; resolves with its exit and output, or kills it and rejects after `ms`. */
+export async function runBuiltCli(args: string[], cwd: string, ms: number, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
+  const cli = await buildCli();
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`caesar ${args.join(' ')} did not exit within ${ms} ms`));
+    }, ms);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, elapsedMs: Date.now() - started });
+    });
+  });
+}

@@ -1,12 +1,13 @@
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
 import { symlinkSync, writeFileSync } from 'node:fs';
 import { taskPaths } from '../../../src/protocol';
 import { readRawLogPage } from '../../../src/engine/tasks/operations';
 import { lastLogLines } from '../../../src/engine/report';
 import { writeState } from '../store/helpers';
-import { buildCli } from '../runtime/helpers';
+import { runBuiltCli } from '../runtime/helpers';
 import { mkfifo, tempDir, within } from './helpers';
+
+const runCaesar = runBuiltCli;
 
 /*
  * Issue 13 item 2, the remaining readers: `caesar logs` (events.jsonl, and raw.log with --raw), the MCP raw-log pager
@@ -14,25 +15,6 @@ import { mkfifo, tempDir, within } from './helpers';
  * or committed) is refused at once instead of blocking open(2) forever, and a link to /dev/zero is not followed.
  */
 
-async function runCaesar(args: string[], cwd: string, ms: number): Promise<{ code: number | null; stdout: string; stderr: string; elapsedMs: number }> {
-  const cli = await buildCli();
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`caesar ${args.join(' ')} did not exit within ${ms} ms`));
-    }, ms);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, elapsedMs: Date.now() - started });
-    });
-  });
-}
 
 const ID = 't_0123456789abcdef0123456789abcdef';
 

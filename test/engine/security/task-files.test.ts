@@ -1,5 +1,4 @@
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
@@ -7,8 +6,10 @@ import { readJsonFile } from '../../../src/engine/atomic';
 import { TaskStore } from '../../../src/engine/store';
 import { tailLines } from '../../../src/engine/tail';
 import { eventLine, writeState } from '../store/helpers';
-import { buildCli, makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
+import { makeRepo, runBuiltCli, startFixture, waitForFinished } from '../runtime/helpers';
 import { mkfifo, tempDir, within } from './helpers';
+
+const runCaesar = runBuiltCli;
 
 /*
  * Issue 13 item 2: readers of task files trust nothing on disk. A task folder can come from a cloned repository (a
@@ -23,26 +24,6 @@ function peakRss(): number {
   return process.resourceUsage().maxRSS * 1024;
 }
 
-/** Runs the bundled CLI; resolves with its exit and output, or kills it and rejects after `ms`. */
-async function runCaesar(args: string[], cwd: string, ms: number): Promise<{ code: number | null; stdout: string; stderr: string; elapsedMs: number }> {
-  const cli = await buildCli();
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`caesar ${args.join(' ')} did not exit within ${ms} ms`));
-    }, ms);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, elapsedMs: Date.now() - started });
-    });
-  });
-}
 
 describe('security: task files are read as untrusted input (issue 13.2)', function () {
   this.timeout(60_000);
