@@ -1,9 +1,13 @@
 import { Command, CommanderError } from 'commander';
-import { registerConfig } from './commands/config';
+import { registerAgents } from './commands/agents';
 import { registerControl } from './commands/control';
+import { registerDoctor } from './commands/doctor';
 import { registerFollow } from './commands/follow';
+import { registerInit } from './commands/init';
+import { registerPolicy } from './commands/policy';
 import { registerProtocol } from './commands/protocol';
 import { registerReview } from './commands/review';
+import { registerRoles } from './commands/role';
 import { registerRun } from './commands/run';
 import { registerSupervise } from './commands/supervise';
 import { termSafeBlock } from './format';
@@ -17,7 +21,11 @@ const REGISTRARS: CommandRegistrar[] = [
   registerFollow,
   registerControl,
   registerReview,
-  registerConfig,
+  registerInit,
+  registerDoctor,
+  registerAgents,
+  registerPolicy,
+  registerRoles,
   registerProtocol,
   registerSupervise,
 ];

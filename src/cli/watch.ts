@@ -1,34 +1,24 @@
 import { loadConfig } from '../config';
 import type { ProtocolEvent } from '../protocol';
-import { formatDuration, oneLine } from '../common/format';
-import { EMPTY_TASK_VIEW, STALL_AFTER_MS, foldTaskView, headline, isStalled, silenceMs, type TaskView } from '../common/task-view';
+import { formatDuration } from '../common/format';
+import { EMPTY_TASK_VIEW, foldTaskView, isStalled, silenceMs } from '../common/task-view';
 import type { Disposable } from '../engine/disposable';
 import { DEFAULT_MAX_PARALLEL } from '../engine/launch';
 import { isActive, observedStatus, type TaskStore, type TaskSummary } from '../engine/store';
 import { requireTask, stopSignal, storeFor, type CommonOptions } from './common';
-import { formatEventLine, formatUsage, shortId, styleFor, truncate, type Style } from './format';
+import { formatEventLine, shortId, styleFor, truncate, type Style } from './format';
 import type { CliIo } from './io';
+import { renderFrame, type WatchedTask } from './watch-frame';
 
 export interface WatchOptions extends CommonOptions {
   once?: boolean;
 }
 
-/** A finished task stays on screen this long after its end was seen, and at most this many do (reference §6.3.3-4). */
+/** A finished task stays on screen this long after its end was seen (reference §6.3.3; how many: watch-frame.ts). */
 export const LINGER_MS = 5 * 60_000;
-export const MAX_RECENT = 5;
 const TICK_MS = 1000;
 /** Once a task settled, how long its last lines get to arrive before watch stops waiting for its `finished`. */
 const DRAIN_GRACE_MS = 3000;
-
-/** What watch knows about one task: its latest summary and the activity folded from its events so far. */
-export interface WatchedTask {
-  id: string;
-  summary: TaskSummary;
-  activity: TaskView;
-  badLines: number;
-  /** When watch saw the task stop being active (or its recorded end, for tasks that ended before watch started). */
-  endedAt?: number;
-}
 
 type Mode = 'tty' | 'plain' | 'json';
 
@@ -277,81 +267,4 @@ class WatchSession {
       this.io.out('\x1b[?25h\x1b[?1049l');
     };
   }
-}
-
-/**
- * One screen of the live view (reference §6.3.5-7): a header, a block per active task (pending question first, else
- * the headline; counters with the silence), then the recently finished ones.
- */
-export function renderFrame(
-  tasks: readonly WatchedTask[],
-  now: number,
-  style: Style,
-  columns: number,
-  maxParallel = DEFAULT_MAX_PARALLEL,
-): string[] {
-  const width = Math.max(40, columns);
-  const fit = (text: string) => truncate(text, width);
-  const active = tasks
-    .filter((t) => t.endedAt === undefined)
-    .sort(
-      (a, b) =>
-        Number(b.summary.pendingQuestions.length > 0) - Number(a.summary.pendingQuestions.length > 0) ||
-        Date.parse(a.summary.state.created_at) - Date.parse(b.summary.state.created_at),
-    );
-  const recent = tasks
-    .filter((t) => t.endedAt !== undefined)
-    .sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0))
-    .slice(0, MAX_RECENT);
-  const clock = new Date(now).toTimeString().slice(0, 8);
-  const lines = [
-    `${style.bold('caesar · watch')}  ${style.dim(`${active.length} active · max_parallel ${maxParallel} · ${clock}`)}`,
-    '',
-  ];
-  if (active.length === 0) lines.push(style.dim('No task in progress. The window stays open.'));
-  for (const task of active) lines.push(...renderActive(task, now, style, fit), '');
-  if (recent.length) {
-    lines.push(style.bold('Recently finished'));
-    for (const task of recent) lines.push(renderRecent(task, now, style, fit));
-  }
-  lines.push('', style.dim('q to quit'));
-  return lines;
-}
-
-function renderActive(task: WatchedTask, now: number, style: Style, fit: (s: string) => string): string[] {
-  const { state, pendingQuestions } = task.summary;
-  const stalled = isStalled(task.activity, now);
-  const bullet = stalled ? style.yellow('⚠') : style.cyan('●');
-  const age = formatDuration(now - (Date.parse(state.started_at ?? state.created_at) || now));
-  const who = [state.agent, state.role].filter(Boolean).join('•');
-  const lines = [
-    `${bullet} ${fit(`${shortId(task.id)}  ${who}  ${age}  ${state.isolation}•${state.mode}  ${task.summary.observed}`)}`,
-    `  ${style.dim(fit(oneLine(state.objective)))}`,
-  ];
-  const [question, ...moreQuestions] = pendingQuestions;
-  if (question) {
-    const more = moreQuestions.length ? ` (+${moreQuestions.length})` : '';
-    lines.push(`  ${style.yellow('?')} ${fit(`${oneLine(question.question)}${more}`)}`);
-    if (question.options.length) lines.push(`    ${fit(question.options.map((o, i) => `${i + 1}) ${o}`).join('  '))}`);
-    lines.push(`    ${style.dim(fit(`waiting for an answer — caesar answer ${task.id} ${question.id} "<text>" (or caesar_answer)`))}`);
-  } else {
-    const phase = task.activity.eventCount === 0 && state.phase ? `${state.phase}` : undefined;
-    lines.push(`  ${fit(phase ?? headline(task.activity, now))}`);
-  }
-  const counters = [`${task.activity.files.length} files`, `${task.activity.eventCount} events`];
-  if (task.badLines) counters.push(style.red(`${task.badLines} unreadable`));
-  const silence = silenceMs(task.activity, now);
-  if (silence !== undefined && silence > STALL_AFTER_MS) counters.push(style.yellow(`silence ${formatDuration(silence)}`));
-  lines.push(`  ${style.dim(counters.join(' · '))}`);
-  return lines;
-}
-
-function renderRecent(task: WatchedTask, now: number, style: Style, fit: (s: string) => string): string {
-  const { state, observed, result } = task.summary;
-  const report = state.report_status ?? result?.report.status ?? task.activity.finished?.status;
-  const ok = observed === 'succeeded' && report === 'success';
-  const mark = ok ? style.green('✓') : style.red('✗');
-  const ended = formatDuration(now - (task.endedAt ?? now));
-  const usage = formatUsage(state.usage ?? result?.usage);
-  return `  ${mark} ${fit(`${shortId(task.id)}  ${state.agent}  ${observed} / report ${report ?? '-'}  ${ended} ago${usage ? `  ${usage}` : ''}`)}`;
 }

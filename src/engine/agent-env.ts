@@ -1,3 +1,7 @@
+import { ENV, PROTOCOL_VERSION, type TaskPaths } from '../protocol';
+import type { SpawnPlan } from '../agents/types';
+import type { LaunchSpec } from './launch';
+
 /**
  * The `minimal` env policy (issue 13, item 4): what an agent's environment keeps of the caller's. Cloud keys, tokens
  * and the editor's IPC handles stay behind unless the agent documents them as its own or `[policy] env_allow` names
@@ -68,4 +72,26 @@ export function minimalEnv(source: NodeJS.ProcessEnv, agentKeys: readonly string
     if (value !== undefined && envNameMatches(name, patterns)) env[name] = value;
   }
   return env;
+}
+
+/**
+ * process.env (all of it under the `inherit` env policy; under `minimal` the base set, caesar's own variables, the
+ * adapter's documented keys and the launch's allow list), then the eight CAESAR_* variables, then the adapter's own
+ * (reference §1.1.4).
+ */
+export function agentEnv(plan: SpawnPlan, paths: TaskPaths, id: string, launch: LaunchSpec, envKeys: readonly string[]): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = launch.env_policy === 'minimal' ? minimalEnv(process.env, envKeys, launch.env_allow) : { ...process.env };
+  // Set for the supervisor so an Electron host can run it; an agent CLI must not inherit it unless it asks.
+  delete env.ELECTRON_RUN_AS_NODE;
+  Object.assign(env, {
+    [ENV.taskDir]: paths.dir,
+    [ENV.taskFile]: paths.task,
+    [ENV.reportPath]: paths.report,
+    [ENV.eventsPath]: paths.agentEvents,
+    [ENV.taskId]: id,
+    [ENV.agent]: launch.agent,
+    [ENV.depth]: String(launch.depth),
+    [ENV.protocolVersion]: PROTOCOL_VERSION,
+  });
+  return { ...env, ...plan.env };
 }

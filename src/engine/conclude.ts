@@ -2,13 +2,16 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../protocol';
 import { isPidAlive } from '../base/process';
-import { createExclusive, readJsonFile, writeJsonAtomic } from './atomic';
+import { createExclusive, readJsonFile } from './atomic';
 import { EventsWriter } from './events-writer';
-import { reconcileReport, worktreeDiff, type DiffResult } from './reconcile';
+import { writeConclusion } from './finalize';
+import { gitToplevel } from './git';
+import { reconcileScope, workspacePrefix } from './isolation';
+import { reconcileReport, worktreeDiff, type DiffResult, type ReconcileOptions } from './reconcile';
 import { resolveReport } from './report';
-import type { ResultDoc } from './result';
 import { groupAlive, signalGroup } from './spawn';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from './state';
+import { StateWriter } from './state-writer';
 import { TaskStore, type TaskSummary } from './store';
 
 export interface ConcludedTask {
@@ -25,9 +28,9 @@ const LOCK = 'conclude.lock';
 
 /**
  * Concludes tasks whose supervisor died without concluding (`lost`): stops the agent group it left running, then
- * writes what the supervisor would have written — result.json (the agent's report if it left a valid one, else a
- * synthesized failure, reconciled with git), one closing `finished` event numbered after the last one, and the final
- * state `failed`. The supervisor was the single writer of those files; once it is provably gone (dead pid on this
+ * writes what the supervisor would have written, in its order (finalize.ts) — result.json (the agent's report if it
+ * left a valid one, else a synthesized failure, reconciled with git as the supervisor would have), the final state
+ * `failed`, then one closing `finished` event numbered after the last one. The supervisor was the single writer of those files; once it is provably gone (dead pid on this
  * host), this becomes their writer, guarded by an exclusive lock so two concurrent `caesar gc` never both do it.
  * The worktree is left alone: gc judges it like any other (kept when it holds unapplied work).
  */
@@ -66,26 +69,30 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
       outcome: { exitCode: null, timedOut: false, cancelled: false, spawnError: why },
       ...(diff ? { diffFiles: diff.files } : {}),
     });
-    const reconciled = reconcileReport(resolved.report, diff, state.mode);
+    const reconciled = reconcileReport(resolved.report, diff, state.mode, diff ? await reconcileScopeOf(state) : {});
     const report = {
       ...reconciled.report,
       findings: [...reconciled.report.findings, ...resolved.findings, { severity: 'high' as const, title: 'Task interrupted', detail: why }],
     };
-    const result: ResultDoc = {
-      report,
-      report_source: resolved.source,
-      changes_verified_by: reconciled.changes_verified_by,
-      agent_report_valid: resolved.agent_report_valid,
-      ...(resolved.agent_report_error ? { agent_report_error: resolved.agent_report_error } : {}),
-      ...(diff ? { diff: { files: diff.files, is_empty: diff.is_empty } } : {}),
-    };
-    // The supervisor's order (result, final state, then `finished`), so a follower that sees `finished` finds both.
-    await writeJsonAtomic(paths.result, result);
-    const final: TaskState = { ...state, status: 'failed', ended_at: new Date().toISOString(), error: why, report_status: report.status, report_source: resolved.source, changes_verified_by: reconciled.changes_verified_by };
-    delete final.phase;
-    delete final.agent_pid;
-    await writeJsonAtomic(paths.state, final);
-    await appendFinished(paths.events, task, { status: 'failed', summary: why });
+    // The supervisor's conclusion, in its order (finalize.ts); nothing is held any more, so nothing to release.
+    await writeConclusion(
+      {
+        status: 'failed',
+        report,
+        source: resolved.source,
+        verifiedBy: reconciled.changes_verified_by,
+        agentReportValid: resolved.agent_report_valid,
+        ...(resolved.agent_report_error ? { agentReportError: resolved.agent_report_error } : {}),
+        ...(diff ? { diff } : {}),
+        error: why,
+      },
+      {
+        resultFile: paths.result,
+        state: new StateWriter(paths.state, state),
+        release: async () => {},
+        finish: () => appendFinished(paths.events, task, { status: 'failed', summary: why }),
+      },
+    );
     return { id: task.id, ...pid(state), agent_stopped: agentStopped, changed_files: diff?.files.length ?? 0 };
   } finally {
     await fs.rm(lock, { force: true });
@@ -101,6 +108,13 @@ async function stopOrphanedAgent(state: TaskState): Promise<boolean> {
   while (groupAlive(group) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   if (groupAlive(group)) signalGroup(group, 'SIGKILL');
   return true;
+}
+
+/** The scope the supervisor reconciled with, rebuilt from what the state recorded (the worktree, the workspace). */
+async function reconcileScopeOf(state: TaskState): Promise<ReconcileOptions> {
+  const gitRoot = await gitToplevel(state.workspace);
+  const prefix = gitRoot ? await workspacePrefix(gitRoot, state.workspace).catch(() => '') : '';
+  return reconcileScope({ worktreePath: state.worktree, gitRoot, prefix });
 }
 
 async function diffOf(state: TaskState): Promise<DiffResult | undefined> {

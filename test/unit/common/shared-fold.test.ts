@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { ToolPairing } from '../../../src/agents/stream';
-import { renderFrame, type WatchedTask } from '../../../src/cli/watch';
+import { renderFrame, type WatchedTask } from '../../../src/cli/watch-frame';
 import type { Style } from '../../../src/cli/format';
 import { EMPTY_TASK_VIEW, foldTaskView } from '../../../src/common/task-view';
 import { TaskActivity } from '../../../src/extension/tasks/activity';

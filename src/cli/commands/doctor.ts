@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { agentStatuses } from '../../engine/tasks';
+import { printJson, type CliIo } from '../io';
+import {
+  type CommonOptions,
+  contextOf,
+  load,
+  catalogueOf,
+  configAction,
+  withCommon,
+} from './config-common';
+
+/** `caesar doctor`: each agent installed or not, its version, capabilities in words, and the policy's verdict. */
+export function registerDoctor(program: Command, io: CliIo): void {
+  withCommon(program.command('doctor'), false)
+    .description('Check each agent: installed or not, version, capabilities, allowed by the policy or why not')
+    .action(
+      configAction(async (opts: CommonOptions) => {
+        const ctx = contextOf(io, opts);
+        const loaded = await load(ctx);
+        const agents = await agentStatuses(loaded, catalogueOf(loaded, ctx), { withVersion: true });
+        const missing = agents.filter((a) => !a.installed).map((a) => a.id);
+        const denied = agents.filter((a) => a.refusal).map((a) => ({ id: a.id, ...a.refusal! }));
+        const layers = loaded.layers.map((l) => ({ scope: l.scope, file: l.file }));
+        if (ctx.json) {
+          printJson(ctx.io, { root: ctx.root, layers, agents, missing, denied });
+          return;
+        }
+        ctx.io.out(`caesar root: ${ctx.root}`);
+        ctx.io.out(`config files: ${layers.length ? layers.map((l) => `${l.file} (${l.scope})`).join(', ') : 'none (built-in defaults)'}`);
+        for (const agent of agents) {
+          const state = agent.installed ? `found${agent.version ? `, ${agent.version}` : ''}` : 'not found';
+          const policy = agent.refusal ? `refused: ${agent.refusal.reason}` : 'allowed';
+          ctx.io.out(`${agent.installed ? '✓' : '✗'} ${agent.id.padEnd(12)} ${agent.display_name} — ${state} — ${policy}`);
+          ctx.io.out(`    ${capabilitiesInWords(agent.capabilities)}`);
+        }
+        if (missing.length) {
+          ctx.io.out(`\nTo install: ${missing.join(', ')} (each is looked up on PATH).`);
+          for (const agent of agents) if (agent.install_hint) ctx.io.out(`  ${agent.id.padEnd(12)} ${agent.install_hint}`);
+        }
+        if (denied.length) {
+          ctx.io.out('\nRefused by the policy:');
+          for (const d of denied) ctx.io.out(`  ${d.id}: ${d.reason}\n    remedy: ${d.remedy}`);
+        }
+      }),
+    );
+}
+
+/** What each capability means for the user, in words (`doctor --json` keeps the flags). */
+const CAPABILITY_WORDS: Array<{ key: string; has: string; lacks: string }> = [
+  { key: 'nativeReadOnly', has: 'can confine itself to reading', lacks: 'has no read-only mode (read-only tasks run in a worktree)' },
+  { key: 'schemaTier', has: 'returns its report as structured output', lacks: 'writes its report to a file' },
+  { key: 'model', has: 'takes a model name', lacks: 'cannot be given a model' },
+  { key: 'reportsUsage', has: 'reports tokens and cost', lacks: 'does not report tokens or cost' },
+  { key: 'channel', has: 'can report back over the MCP channel', lacks: '' },
+];
+
+const NETWORK_WORDS: Record<string, string> = {
+  open: 'network always on (caesar cannot cut it)',
+  controllable: 'network switched on or off per task',
+  'write-only': 'network only in write tasks',
+  unknown: 'network unknown (its [[agent]] entry declares no network_args)',
+};
+
+function capabilitiesInWords(caps: unknown): string {
+  if (!caps || typeof caps !== 'object') return 'capabilities unknown';
+  const c = caps as Record<string, unknown>;
+  const words = CAPABILITY_WORDS.map((w) => (c[w.key] === true ? w.has : w.lacks)).filter(Boolean);
+  return [...words, NETWORK_WORDS[String(c.network)] ?? `network ${String(c.network)}`].join('; ');
+}

@@ -1,0 +1,98 @@
+import type { EventDraft, Finding, Report, ReportTier, TaskPaths, Usage } from '../protocol';
+import type { SpawnPlan, TranslationSummary } from '../agents/types';
+import type { Conclusion } from './finalize';
+import { computeDiff, excludedFor, reconcileScope, type Placement } from './isolation';
+import type { LaunchSpec } from './launch';
+import { reconcileReport, type DiffResult } from './reconcile';
+import { resolveReport, type ProcessOutcome } from './report';
+import type { RunAgentResult } from './spawn';
+import type { TaskStatus } from './state';
+import type { StateWriter } from './state-writer';
+
+export interface RunToConclude {
+  id: string;
+  paths: TaskPaths;
+  launch: LaunchSpec;
+  placement: Placement;
+  run: RunAgentResult;
+  translation: TranslationSummary;
+  tier: ReportTier;
+  plan: SpawnPlan;
+  /** The last `finished` a translator produced: its status is the agent's own verdict on the run. */
+  translatorFinished?: Extract<EventDraft, { type: 'finished' }>;
+  state: StateWriter;
+}
+
+/**
+ * What an agent's run amounts to: the report tier's report (or a synthesized one), reconciled with git's diff, the
+ * findings of every step, the usage and the task's status. Writes nothing but the excluded paths into the state.
+ */
+export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
+  const { launch, placement, run, translation, tier, plan } = input;
+  const held = input.translatorFinished;
+  const nativeFailure = translation.nativeFailure ?? (held?.status === 'failed' ? held.summary || 'the agent reported a failure' : undefined);
+  const outcome: ProcessOutcome = {
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    cancelled: run.cancelled,
+    ...(run.spawnError ? { spawnError: run.spawnError } : {}),
+    ...(nativeFailure ? { nativeFailure } : {}),
+  };
+  let diff: DiffResult | undefined;
+  const diffFindings: Finding[] = [];
+  const excluded = excludedFor(placement, plan);
+  if (excluded.length) {
+    // apply and gc recompute the diff long after this process is gone: they must exclude exactly what we excluded.
+    await input.state.update({ excluded_paths: excluded });
+  }
+  try {
+    diff = await computeDiff(placement, excluded);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    diffFindings.push({ severity: 'high', title: 'Diff could not be computed', detail: `${message}. The agent's declared changes could not be verified.` });
+  }
+  const resolved = await resolveReport({
+    taskId: input.id,
+    tier,
+    channel: tier === 'channel',
+    paths: input.paths,
+    translation: held?.summary && !translation.finalText ? { ...translation, finalText: held.summary } : translation,
+    outcome,
+    ...(diff ? { diffFiles: diff.files } : {}),
+  });
+  const reconciled = reconcileReport(
+    resolved.report,
+    diff,
+    launch.mode,
+    reconcileScope({ worktreePath: placement.worktree?.path, gitRoot: placement.gitRoot, prefix: placement.prefix }),
+  );
+  const report: Report = {
+    ...reconciled.report,
+    findings: [...reconciled.report.findings, ...resolved.findings, ...diffFindings, ...placement.findings, ...launch.findings],
+  };
+  const usage = mergeUsage(report.usage, translation.usage, run.durationMs);
+  const status: TaskStatus = run.cancelled
+    ? 'cancelled'
+    : run.timedOut
+      ? 'timed_out'
+      : run.exitCode === 0 && !run.spawnError && !nativeFailure
+        ? 'succeeded'
+        : 'failed';
+  return {
+    status,
+    report,
+    source: resolved.source,
+    verifiedBy: reconciled.changes_verified_by,
+    agentReportValid: resolved.agent_report_valid,
+    ...(resolved.agent_report_error ? { agentReportError: resolved.agent_report_error } : {}),
+    usage,
+    ...(diff ? { diff } : {}),
+    exitCode: run.exitCode,
+    signal: run.signal,
+    ...(run.spawnError ? { error: run.spawnError } : {}),
+  };
+}
+
+function mergeUsage(fromReport: Usage | undefined, fromStream: Usage | undefined, durationMs: number): Usage {
+  return { ...fromReport, ...fromStream, duration_ms: durationMs };
+}
