@@ -1,13 +1,15 @@
 // The UI scenario: a person opens the Caesar view, watches a demo task run, opens its timeline, reads the report,
-// moves with the keyboard and opens a diff. A screenshot is taken at each step (test-results/screenshots/).
+// moves with the keyboard and opens a diff; then delegates from the palette, answers the agent's question from its
+// notification, reviews all the task's changes in the multi-file diff editor, applies them, and starts the Caesar MCP
+// server from "MCP: List Servers". A screenshot is taken at each step (test-results/screenshots/).
 // Called by test/extension/driver.mjs inside the loopback-only namespace, with code-server already running.
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 export const XSS = '<img src=x onerror=alert(1)>';
 
-export async function runScenario(page, { url, workspace, screenshots, log, cli, env }) {
+export async function runScenario(page, { url, workspace, screenshots, log, cli, env, userSettings }) {
   rmSync(screenshots, { recursive: true, force: true });
   mkdirSync(screenshots, { recursive: true });
   let step = 0;
@@ -23,6 +25,10 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
     void d.dismiss();
   });
 
+  // "MCP: List Servers" (step 13) is hidden while the driver's `chat.disableAIFeatures` is on; turning it off in the
+  // middle of the scenario is not enough, so it is off from the start.
+  const settings = JSON.parse(readFileSync(userSettings, 'utf8'));
+  writeFileSync(userSettings, JSON.stringify({ ...settings, 'chat.disableAIFeatures': false }));
   await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 180_000 });
   await page.waitForSelector('.monaco-workbench .activitybar', { timeout: 180_000 });
   await shot('workbench');
@@ -127,6 +133,97 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await bonjour.click({ timeout: 5_000 }).catch(() => bonjour.dispatchEvent('click'));
   await delegated.locator('.codicon-pass').waitFor({ timeout: 60_000 });
   await shot('question-answered-task-done');
+
+  // 11. "Review All Changes" (the task row's inline action; the palette would pick the timeline's task): the multi-file
+  //     diff editor, titled base ↔ task, with the demo's file; per-file diff editors where `vscode.changes` is absent.
+  const written = 'GREETING.md';
+  await page.mouse.move(900, 700);
+  await page.keyboard.press('Escape'); // the notification center
+  await delegated.hover();
+  await delegated.locator('.action-label[aria-label="Review All Changes"]').click();
+  const multiDiff = page.locator('.multiDiffEditor', { hasText: written }).first();
+  const perFile = page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'Written by the Caesar demo agent' }).first();
+  const shown = await Promise.race([
+    multiDiff.waitFor({ timeout: 60_000 }).then(() => 'multiDiff'),
+    perFile.waitFor({ timeout: 60_000 }).then(() => 'perFile'),
+  ]);
+  if (shown === 'multiDiff') {
+    await page.locator('.multiDiffEditor .monaco-diff-editor .modified .view-line', { hasText: 'Written by the Caesar demo agent' }).first().waitFor({ timeout: 60_000 });
+    await page.locator('.tab.active', { hasText: 'base ↔ task' }).first().waitFor({ timeout: 30_000 });
+  }
+  await page.mouse.move(900, 700);
+  await page.waitForTimeout(300); // let the diff settle before the screenshot
+  await shot(shown === 'multiDiff' ? 'review-all-multi-diff' : 'review-all-per-file-diff');
+
+  // 12. "Apply Changes" (inline on the row): a modal confirmation only when the files changed in the workspace too
+  //     (a DOM dialog with the smoke-test driver). The file is then in the workspace, with the answer in it.
+  const onDisk = path.join(workspace, written);
+  if (existsSync(onDisk)) throw new Error(`${written} is in the workspace before Apply`);
+  await delegated.hover();
+  await delegated.locator('.action-label[aria-label="Apply Changes"]').click();
+  await page.mouse.move(900, 700);
+  const deadline = Date.now() + 60_000;
+  let confirmed = false;
+  while (!existsSync(onDisk)) {
+    if (Date.now() > deadline) throw new Error(`${written} did not appear in the workspace after Apply`);
+    const modal = page.locator('.monaco-dialog-box');
+    if (!confirmed && (await modal.count())) {
+      await shot('apply-confirmation');
+      await modal.locator('.monaco-button', { hasText: /apply/i }).first().click();
+      confirmed = true;
+    }
+    await page.waitForTimeout(200);
+  }
+  const appliedText = readFileSync(onDisk, 'utf8');
+  if (!appliedText.includes('Bonjour')) throw new Error(`${written} in the workspace lacks the answer: ${appliedText}`);
+  await page.locator('[id="status.notifications"] a').first().click();
+  await page.locator('.notifications-center .notification-list-item', { hasText: `applied 1 file(s)` }).first().waitFor({ timeout: 30_000 });
+  await shot('applied-file-in-workspace');
+  await page.keyboard.press('Escape');
+
+  // 13. F1 → "MCP: List Servers" (hidden while `chat.disableAIFeatures` is on: see the start): the server the extension
+  //     registers is listed under Caesar.
+  const palette = async (command) => {
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget').waitFor({ state: 'visible', timeout: 30_000 });
+    await quickInput.fill(`>${command}`);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: 30_000 });
+    await page.keyboard.press('Enter');
+  };
+  // The MCP commands may be offered only once the chat setup state has settled: open the palette until it is.
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget').waitFor({ state: 'visible', timeout: 30_000 });
+    await quickInput.fill('>MCP: List Servers');
+    const offered = await page.locator('.quick-input-list .monaco-list-row', { hasText: 'MCP: List Servers' }).first()
+      .waitFor({ timeout: 5_000 }).then(() => true, () => false);
+    if (offered) break;
+    if (attempt === 12) throw new Error('"MCP: List Servers" is not offered in the palette');
+    await page.keyboard.press('Escape');
+  }
+  await page.keyboard.press('Enter');
+  const caesarServer = page.locator('.quick-input-list .monaco-list-row', { hasText: /^Caesar(?!:)/ }).first();
+  await caesarServer.waitFor({ timeout: 60_000 });
+  await shot('mcp-list-servers');
+
+  // 14. Its options offer "Start Server"; started, the server's output channel logs the tools it discovered.
+  await caesarServer.click();
+  const startRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Start Server' }).first();
+  await startRow.waitFor({ timeout: 30_000 });
+  await shot('mcp-server-options');
+  await startRow.click();
+  // The workbench shows the server's output channel (MCP: Caesar) as it starts; if not, "Show Output" from its options.
+  const discovered = page.locator('.part.panel .monaco-editor .view-line', { hasText: 'Discovered 10 tools' }).first();
+  if (!(await discovered.waitFor({ timeout: 30_000 }).then(() => true, () => false))) {
+    await palette('MCP: List Servers');
+    await caesarServer.click();
+    const outputRow = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Show Output' }).first();
+    await outputRow.waitFor({ timeout: 30_000 });
+    await outputRow.click();
+    await discovered.waitFor({ timeout: 90_000 });
+  }
+  await page.mouse.move(900, 700);
+  await shot('mcp-server-started-ten-tools');
 
   if (dialogs.length) throw new Error(`a dialog fired: ${dialogs.join(' | ')}`);
   log(`UI scenario: ${step} screenshots; payload shown as text in ${payloadRows} timeline row(s); no dialog`);

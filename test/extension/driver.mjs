@@ -146,6 +146,7 @@ try {
       const page = ctx.pages()[0] ?? (await ctx.newPage());
       await runScenario(page, {
         url: payloadUrl(false, config.uiWorkspace), workspace: config.uiWorkspace, screenshots: config.screenshots, log,
+        userSettings: path.join(userData, 'User', 'settings.json'),
         cli: path.join(projectDir, 'dist', 'caesar.js'), env: { ...env, PATH: process.env.PATH },
       });
       log('UI scenario: passed');
