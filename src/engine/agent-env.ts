@@ -1,6 +1,6 @@
 import { ENV, PROTOCOL_VERSION, type TaskPaths } from '../protocol';
 import type { SpawnPlan } from '../agents/types';
-import type { LaunchSpec } from './launch';
+import type { LaunchSpec } from '../protocol';
 
 /**
  * The `minimal` env policy (issue 13, item 4): what an agent's environment keeps of the caller's. Cloud keys, tokens

@@ -3,11 +3,12 @@ import { existsSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import * as path from 'node:path';
 import { taskPaths } from '../protocol';
-import { readJsonFile, writeJsonAtomic } from './atomic';
+import { readJsonFile } from './atomic';
+import { writeJsonAtomic } from '../base/atomic';
 import { gitText, gitToplevel, runGit } from './git';
 import { worktreeDiff, type DiffResult } from './reconcile';
-import { AppliedDocSchema, type AppliedDoc } from './result';
-import { ACTIVE_STATUSES, type DiscardedDoc, type TaskState } from './state';
+import { AppliedDocSchema, type AppliedDoc } from '../protocol';
+import { ACTIVE_STATUSES, type DiscardedDoc, type TaskState } from '../protocol';
 import { removeWorktree } from './worktree';
 
 export const APPLIED_FILE = 'applied.json';
@@ -25,7 +26,7 @@ export async function readApplied(root: string, id: string): Promise<AppliedDoc 
   return readJsonFile(appliedPath(root, id), AppliedDocSchema);
 }
 
-export type { DiscardedDoc } from './state';
+export type { DiscardedDoc } from '../protocol';
 
 /** Why nothing was applied. `already_applied` is no failure: the work is in the workspace already. */
 export type ApplyFailure = 'no_worktree' | 'worktree_missing' | 'active' | 'conflicts' | 'already_applied';

@@ -3,8 +3,6 @@ import type { z } from 'zod';
 import { ProtocolError, formatBytes, formatIssues, parseJsonBounded } from '../protocol';
 import { UnsafeFileError, readRegularFileBounded, type SafeReadOptions } from '../base/safe-read';
 
-export { createExclusive, writeFileAtomic, writeJsonAtomic } from '../base/atomic';
-export { UnsafeFileError, openRegularFile, readRegularFileBounded, type SafeReadOptions } from '../base/safe-read';
 
 const DEFAULT_MAX_JSON = 4 * 1024 * 1024;
 

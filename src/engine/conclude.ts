@@ -2,7 +2,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../protocol';
 import { isPidAlive } from '../base/process';
-import { createExclusive, readJsonFile } from './atomic';
+import { readJsonFile } from './atomic';
+import { createExclusive } from '../base/atomic';
 import { EventsWriter } from './events-writer';
 import { writeConclusion } from './finalize';
 import { gitToplevel } from './git';
@@ -10,7 +11,7 @@ import { reconcileScope, workspacePrefix } from './isolation';
 import { reconcileReport, worktreeDiff, type DiffResult, type ReconcileOptions } from './reconcile';
 import { resolveReport } from './report';
 import { groupAlive, signalGroup } from './spawn';
-import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from './state';
+import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../protocol';
 import { StateWriter } from './state-writer';
 import { TaskStore, type TaskSummary } from './store';
 

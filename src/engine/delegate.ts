@@ -4,9 +4,10 @@ import * as path from 'node:path';
 import { CAESAR_DIR, assertSafeId, newTaskId, taskPaths, tasksDir } from '../protocol';
 import { locateDistFile } from '../agents/dist-path';
 import { resolveAdapter } from '../agents/registry';
-import { createExclusive, writeJsonAtomic } from './atomic';
-import { LaunchSpecSchema, parseLaunchSpec, writeLaunchSpec, type LaunchSpec, type LaunchSpecInput } from './launch';
-import type { TaskState } from './state';
+import { createExclusive, writeJsonAtomic } from '../base/atomic';
+import { writeLaunchSpec } from './launch';
+import { LaunchSpecSchema, parseLaunchSpec, type LaunchSpec, type LaunchSpecInput } from '../protocol';
+import type { TaskState } from '../protocol';
 
 /** A resolved delegation (see resolve.ts) plus where it runs; the id is generated unless imposed. */
 export type DelegateInput = Omit<LaunchSpecInput, 'id' | 'created_at'> & { id?: string; created_at?: string };

@@ -1,8 +1,8 @@
 import { parseReport, type Report, type Usage } from '../protocol';
-import { writeJsonAtomic } from './atomic';
+import { writeJsonAtomic } from '../base/atomic';
 import type { DiffResult } from './reconcile';
-import type { ResultDoc } from './result';
-import type { ReportSource, TaskState, TaskStatus } from './state';
+import type { ResultDoc } from '../protocol';
+import type { ReportSource, TaskState, TaskStatus } from '../protocol';
 import type { StateWriter } from './state-writer';
 
 /** How a task ended, as its writer concluded it: what result.json and the final state are made of. */

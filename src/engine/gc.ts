@@ -2,12 +2,13 @@ import { existsSync } from 'node:fs';
 import { readdir, realpath } from 'node:fs/promises';
 import * as path from 'node:path';
 import { isSafeId, tasksDir, worktreesDir, TASK_FILES } from '../protocol';
-import { readJsonFile, writeJsonAtomic } from './atomic';
+import { readJsonFile } from './atomic';
+import { writeJsonAtomic } from '../base/atomic';
 import { appliedPath, discardedPath, isTaskActive, type DiscardedDoc } from './apply';
 import { gitText, gitToplevel, runGit } from './git';
 import { worktreeDiff } from './reconcile';
-import { AppliedDocSchema } from './result';
-import { TaskStateSchema, type TaskState } from './state';
+import { AppliedDocSchema } from '../protocol';
+import { TaskStateSchema, type TaskState } from '../protocol';
 import { listWorktrees, removeWorktree, worktreeOwnerRoot, type ListedWorktree } from './worktree';
 
 export type GcAction = 'removed' | 'kept' | 'would_remove';

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Finding } from '../protocol';
 import type { AgentAdapter, SpawnPlan } from '../agents/types';
 import { repoState, type RepoState } from './git';
-import type { LaunchSpec } from './launch';
+import type { LaunchSpec } from '../protocol';
 import { inplaceDiff, takeSnapshot, worktreeDiff, type DiffResult, type ReconcileOptions, type Snapshot } from './reconcile';
 import type { StateWriter } from './state-writer';
 import { detectWorkshop, materialize, workshopFinding } from './workshop';

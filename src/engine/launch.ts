@@ -1,82 +1,10 @@
 import * as path from 'node:path';
-import { z } from 'zod';
-import { FindingSchema, IsolationSchema, ModeSchema, isSafeId, taskPaths } from '../protocol';
-import { readJsonFile, writeJsonAtomic } from './atomic';
-
-/**
- * A `[[agent]]` template definition as resolved from the configuration (reference §3.6), carried inside the launch
- * so the supervisor needs no configuration of its own: the task directory is a self-contained work order.
- */
-export const GenericAgentDefSchema = z.object({
-  id: z.string().min(1),
-  bin: z.string().min(1),
-  args: z.array(z.string()).default([]),
-  network_args: z.array(z.string()).optional(),
-  display_name: z.string().optional(),
-  cwd_mode: z.enum(['process', 'flag']).optional(),
-  native_read_only: z.boolean().optional(),
-});
-export type GenericAgentDef = z.infer<typeof GenericAgentDefSchema>;
-
-/**
- * `<taskDir>/launch.json`: the resolved delegation, written once by delegate() before the supervisor starts and never
- * modified afterwards. Everything the supervisor does is decided from this file (plus the repository it points at).
- */
-export const LaunchSpecSchema = z.object({
-  id: z.string().refine(isSafeId, 'not a safe task id'),
-  root: z.string().min(1),
-  workspace: z.string().min(1),
-  agent: z.string().min(1),
-  role: z.string().optional(),
-  objective: z.string().min(1),
-  context: z.string().default(''),
-  constraints: z.array(z.string()).default([]),
-  acceptance_criteria: z.array(z.string()).default([]),
-  mode: ModeSchema,
-  isolation: z.union([IsolationSchema, z.literal('auto')]),
-  network: z.boolean(),
-  model: z.string().optional(),
-  timeout_ms: z.number().int().positive(),
-  depth: z.number().int().nonnegative().default(0),
-  /** The task whose agent delegated this one ($CAESAR_TASK_ID at delegation), so UIs can nest sub-tasks. */
-  parent_task_id: z.string().refine(isSafeId, 'not a safe task id').optional(),
-  channel: z.boolean().default(false),
-  extra_args: z.array(z.string()).default([]),
-  allow_inplace_write: z.boolean().default(false),
-  worktree_setup: z
-    .object({
-      copy: z.array(z.string()).default([]),
-      link: z.array(z.string()).default([]),
-      setup: z.array(z.string()).default([]),
-    })
-    .default({ copy: [], link: [], setup: [] }),
-  generic_agent: GenericAgentDefSchema.optional(),
-  findings: z.array(FindingSchema).default([]),
-  /** Slots shared by every task of this root; resolved from policy at delegation time. Default 4. */
-  max_parallel: z.number().int().positive().optional(),
-  /**
-   * The agent's environment (`[policy] env`, or the request's `minimal`): `inherit` passes the supervisor's whole
-   * environment on; `minimal` the base set, caesar's variables, the adapter's documented keys and `env_allow`. Names
-   * only: no value of the environment is ever written to the task directory.
-   */
-  env_policy: z.enum(['inherit', 'minimal']).default('inherit'),
-  env_allow: z.array(z.string()).default([]),
-  created_at: z.string(),
-});
-export type LaunchSpec = z.infer<typeof LaunchSpecSchema>;
-export type LaunchSpecInput = z.input<typeof LaunchSpecSchema>;
+import { LaunchSpecSchema, taskPaths, type LaunchSpec } from '../protocol';
+import { readJsonFile } from './atomic';
+import { writeJsonAtomic } from '../base/atomic';
 
 export const DEFAULT_MAX_PARALLEL = 4;
 export const DEFAULT_TIMEOUT_MS = 600_000;
-
-export function parseLaunchSpec(value: unknown): LaunchSpec {
-  const result = LaunchSpecSchema.safeParse(value);
-  if (!result.success) {
-    const issues = result.error.issues.map((i) => `${i.path.join('.') || '(document)'}: ${i.message}`).join('; ');
-    throw new Error(`Invalid launch spec: ${issues}`);
-  }
-  return result.data;
-}
 
 export async function readLaunchSpec(root: string, id: string): Promise<LaunchSpec> {
   const file = launchPath(root, id);

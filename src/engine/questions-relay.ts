@@ -1,7 +1,8 @@
 import { promises as fs, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
 import { AnswerFileSchema, ProgressFileSchema, QuestionFileSchema, isSafeId, type TaskPaths } from '../protocol';
-import { readJsonFile, writeJsonAtomic } from './atomic';
+import { readJsonFile } from './atomic';
+import { writeJsonAtomic } from '../base/atomic';
 import type { EventsWriter } from './events-writer';
 
 /**

@@ -13,7 +13,7 @@ import {
   workTreePaths,
 } from './git';
 import { isExcluded, normalizeExcluded, normalizeRelPath } from './rel-path';
-import type { FileChangeRecord } from './result';
+import type { FileChangeRecord } from '../protocol';
 
 /** One file of a diff, paths relative to the repository root, unquoted (parsed from `-z` output). */
 export type FileChange = FileChangeRecord;

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { CAESAR_DIR, isSafeId, worktreesDir } from '../protocol';
-import { readRegularFileBounded } from './atomic';
+import { readRegularFileBounded } from '../base/safe-read';
 import { runGitNeutral } from './git';
 
 /*

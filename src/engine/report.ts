@@ -13,8 +13,9 @@ import {
   type TaskPaths,
 } from '../protocol';
 import type { TranslationSummary } from '../agents/types';
-import { openRegularFile, readJsonFile, readRegularFileBounded } from './atomic';
-import type { ReportSource } from './state';
+import { readJsonFile } from './atomic';
+import { openRegularFile, readRegularFileBounded } from '../base/safe-read';
+import type { ReportSource } from '../protocol';
 
 /**
  * Where the task's report comes from (reference §2.8, OACP "How the report is retrieved"), best tier first:

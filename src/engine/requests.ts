@@ -8,8 +8,9 @@ import {
   type AnswerFile,
   type QuestionFile,
 } from '../protocol';
-import { createExclusive, readJsonFile } from './atomic';
-import { TaskStateSchema, ACTIVE_STATUSES, type TaskStatus } from './state';
+import { readJsonFile } from './atomic';
+import { createExclusive } from '../base/atomic';
+import { TaskStateSchema, ACTIVE_STATUSES, type TaskStatus } from '../protocol';
 import { readPendingQuestions } from './store';
 
 /**

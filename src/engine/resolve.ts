@@ -27,7 +27,7 @@ import {
 } from '../config';
 import type { AgentCatalogue } from './agent-catalogue';
 import { repoState } from './git';
-import type { LaunchSpec } from './launch';
+import type { LaunchSpec } from '../protocol';
 
 export type { AgentCatalogue } from './agent-catalogue';
 

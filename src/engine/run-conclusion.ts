@@ -2,11 +2,11 @@ import type { EventDraft, Finding, Report, ReportTier, TaskPaths, Usage } from '
 import type { SpawnPlan, TranslationSummary } from '../agents/types';
 import type { Conclusion } from './finalize';
 import { computeDiff, excludedFor, reconcileScope, type Placement } from './isolation';
-import type { LaunchSpec } from './launch';
+import type { LaunchSpec } from '../protocol';
 import { reconcileReport, type DiffResult } from './reconcile';
 import { resolveReport, type ProcessOutcome } from './report';
 import type { RunAgentResult } from './spawn';
-import type { TaskStatus } from './state';
+import type { TaskStatus } from '../protocol';
 import type { StateWriter } from './state-writer';
 
 export interface RunToConclude {

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { isPidAlive } from '../base/process';
 import * as path from 'node:path';
 import { stateDir } from '../protocol';
-import { createExclusive } from './atomic';
+import { createExclusive } from '../base/atomic';
 
 /**
  * max_parallel across processes (reference §2.12, with §8.9/§8.12 fixed): `limit` slot files claimed by exclusive

@@ -1,5 +1,5 @@
-import { writeJsonAtomic } from './atomic';
-import { TaskStateSchema, type TaskState } from './state';
+import { writeJsonAtomic } from '../base/atomic';
+import { TaskStateSchema, type TaskState } from '../protocol';
 
 /**
  * state.json's single writer: patches merge into the in-memory state and are written atomically, one at a time in

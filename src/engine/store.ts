@@ -13,10 +13,11 @@ import {
   type QuestionFile,
   type Task,
 } from '../protocol';
-import { UnsafeFileError, openRegularFile, readJsonFile, readRegularFileBounded } from './atomic';
-import { combineDisposables, toDisposable, type Disposable } from './disposable';
-import { AppliedDocSchema, ResultDocSchema, type AppliedDoc, type ResultDoc } from './result';
-import { ACTIVE_STATUSES, DiscardedDocSchema, TaskStateSchema, type DiscardedDoc, type ObservedStatus, type TaskState } from './state';
+import { readJsonFile } from './atomic';
+import { UnsafeFileError, openRegularFile, readRegularFileBounded } from '../base/safe-read';
+import { combineDisposables, toDisposable, type Disposable } from '../base/disposable';
+import { AppliedDocSchema, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../protocol';
+import { ACTIVE_STATUSES, DiscardedDocSchema, TaskStateSchema, type DiscardedDoc, type ObservedStatus, type TaskState } from '../protocol';
 import { tailLines } from './tail';
 
 export interface TaskSummary {

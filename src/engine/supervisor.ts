@@ -16,7 +16,8 @@ import {
 import { resolveAdapter } from '../agents/registry';
 import type { AgentAdapter, SpawnPlan, TranslationSummary } from '../agents/types';
 import { ToolPairing } from '../agents/stream';
-import { readJsonFile, writeFileAtomic, writeJsonAtomic } from './atomic';
+import { readJsonFile } from './atomic';
+import { writeFileAtomic, writeJsonAtomic } from '../base/atomic';
 import { CancelWatch } from './cancel-watch';
 import { channelCoordinates, channelLauncher } from './channel-launcher';
 import { agentEnv } from './agent-env';
@@ -24,13 +25,14 @@ import { AgentOutbox } from './agent-outbox';
 import { EventsWriter } from './events-writer';
 import { writeConclusion, type Conclusion } from './finalize';
 import { preparePlacement, type Placement } from './isolation';
-import { DEFAULT_MAX_PARALLEL, readLaunchSpec, type LaunchSpec } from './launch';
+import { DEFAULT_MAX_PARALLEL, readLaunchSpec } from './launch';
+import type { LaunchSpec } from '../protocol';
 import { QuestionsRelay } from './questions-relay';
 import { synthesize } from './report';
 import { concludeRun } from './run-conclusion';
 import { SlotWaitAborted, acquireSlot, type Slot } from './slots';
 import { runAgentProcess, type RunAgentResult } from './spawn';
-import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from './state';
+import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../protocol';
 import { StateWriter } from './state-writer';
 import type { WriterLease } from './writer-lock';
 

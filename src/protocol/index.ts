@@ -8,3 +8,6 @@ export * from './event';
 export * from './json-schema';
 export * from './brief';
 export * from './mailbox';
+export * from './task-state';
+export * from './task-result';
+export * from './launch';

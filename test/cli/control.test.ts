@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
 import { runCli } from '../../src/cli/program';
 import { capture, cleanupAll, cli, makeRepo, makeTask, writeQuestion, writeState } from './follow-helpers';
-import type { TaskState } from '../../src/engine/state';
+import type { TaskState } from '../../src/protocol';
 
 /** Plays the supervisor's part for one request: when cancel.request appears, records `status` as the outcome. */
 function supervisorHonouringCancel(repo: string, task: TaskState, status: TaskState['status']): Promise<void> {

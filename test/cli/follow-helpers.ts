@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { taskPaths } from '../../src/protocol';
-import type { TaskState } from '../../src/engine/state';
+import type { TaskState } from '../../src/protocol';
 import type { CliIo } from '../../src/cli/io';
 import { runCli } from '../../src/cli/program';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
 import { readJsonFile } from '../../src/engine/atomic';
-import { TaskStateSchema } from '../../src/engine/state';
+import { TaskStateSchema } from '../../src/protocol';
 import { buildCli, makeRepo } from '../engine/runtime/helpers';
 
 /**

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { isActive, type TaskSummary } from '../../engine/store';
-import type { ObservedStatus } from '../../engine/state';
+import type { ObservedStatus } from '../../protocol';
 import { TaskActivity, type ToolCall } from './activity';
 import { formatDuration, formatUsage, oneLine } from './format';
 import type { LiveTasks } from './liveTasks';

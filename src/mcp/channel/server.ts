@@ -21,8 +21,10 @@ import {
   type Task,
   type TaskPaths,
 } from '../../protocol';
-import { readJsonFile, readRegularFileBounded, writeJsonAtomic, writeFileAtomic } from '../../engine/atomic';
-import { TaskStateSchema } from '../../engine/state';
+import { readJsonFile } from '../../engine/atomic';
+import { writeJsonAtomic, writeFileAtomic } from '../../base/atomic';
+import { readRegularFileBounded } from '../../base/safe-read';
+import { TaskStateSchema } from '../../protocol';
 
 /** task.json holds the brief (objective, context, constraints): generous, but bounded. */
 const MAX_TASK_FILE = 16 * 1024 * 1024;

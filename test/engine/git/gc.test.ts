@@ -5,7 +5,7 @@ import { applyTask } from '../../../src/engine/apply';
 import { collectGarbage, type GcEntry } from '../../../src/engine/gc';
 import { createWorktree } from '../../../src/engine/worktree';
 import { taskPaths } from '../../../src/protocol';
-import type { TaskState } from '../../../src/engine/state';
+import type { TaskState } from '../../../src/protocol';
 import { cleanupTemp, commitAll, deadPid, git, makeRepo, tempDir, writeFiles, writeState } from './helpers';
 
 async function recordedTask(repo: string, id: string, extra: Partial<TaskState> = {}, root = repo) {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
-import type { TaskState } from '../../../src/engine/state';
+import type { TaskState } from '../../../src/protocol';
 
 const cleanups: string[] = [];
 

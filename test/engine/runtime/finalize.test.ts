@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { writeConclusion, type Conclusion } from '../../../src/engine/finalize';
 import { StateWriter } from '../../../src/engine/state-writer';
-import { TaskStateSchema, type TaskState } from '../../../src/engine/state';
+import { TaskStateSchema, type TaskState } from '../../../src/protocol';
 
 /*
  * The supervisor and gc (concluding a lost task) both publish a task's end through writeConclusion. A follower

@@ -6,10 +6,10 @@ import { build } from 'esbuild';
 import { taskPaths, type ProtocolEvent } from '../../../src/protocol';
 import { readJsonFile } from '../../../src/engine/atomic';
 import { delegate, type DelegateInput } from '../../../src/engine/delegate';
-import { ResultDocSchema, type ResultDoc } from '../../../src/engine/result';
-import { TaskStateSchema, type TaskState } from '../../../src/engine/state';
+import { ResultDocSchema, type ResultDoc } from '../../../src/protocol';
+import { TaskStateSchema, type TaskState } from '../../../src/protocol';
 import { TaskStore } from '../../../src/engine/store';
-import type { GenericAgentDef } from '../../../src/engine/launch';
+import type { GenericAgentDef } from '../../../src/protocol';
 
 export const REPO_ROOT = path.resolve(__dirname, '../../..');
 export const FIXTURE_AGENT = path.join(REPO_ROOT, 'test/fixtures/fixture-agent.mjs');

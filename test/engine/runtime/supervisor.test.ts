@@ -7,7 +7,7 @@ import { readJsonFile } from '../../../src/engine/atomic';
 import { concludeLostTasks } from '../../../src/engine/conclude';
 import { delegate, TaskExistsError } from '../../../src/engine/delegate';
 import { requestCancel, answerQuestion } from '../../../src/engine/requests';
-import { TaskStateSchema } from '../../../src/engine/state';
+import { TaskStateSchema } from '../../../src/protocol';
 import { TaskStore } from '../../../src/engine/store';
 import { worktreeDiff } from '../../../src/engine/reconcile';
 import {

@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
-import type { TaskState } from '../../../src/engine/state';
+import type { TaskState } from '../../../src/protocol';
 
 export function tempRoot(): string {
   return mkdtempSync(path.join(tmpdir(), 'caesar-store-'));

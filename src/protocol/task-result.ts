@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ChangeActionSchema, ReportSchema, UsageSchema } from '../protocol';
-import { ReportSourceSchema } from './state';
+import { ChangeActionSchema, ReportSchema, UsageSchema } from './report';
+import { ReportSourceSchema } from './task-state';
 
 /** One file of a task's diff, as git sees it. */
 export const FileChangeSchema = z.object({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { IsolationSchema, ModeSchema, ReportStatusSchema, UsageSchema } from '../protocol';
+import { ReportStatusSchema, UsageSchema } from './report';
+import { IsolationSchema, ModeSchema } from './task';
 
 /**
  * Lifecycle of a task as the orchestrator sees it (independent of the report's own status).
