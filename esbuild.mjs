@@ -1,7 +1,9 @@
-// One bundle per entry point (DESIGN.md): the extension (vscode external), the caesar CLI (also the supervisor, the
-// MCP servers and the demo agent's host), the demo agent, and the browser code of each webview.
+// One bundle per entry point (DESIGN.md): the extension (vscode external), the caesar CLI (also the MCP servers, and
+// still able to supervise a task), the task supervisor (a lean bundle of its own, started once per task, and its
+// loader that keeps V8's code cache), the demo agent, and the browser code of each webview.
 import * as esbuild from 'esbuild';
 import { chmodSync, existsSync, readdirSync } from 'node:fs';
+import { zodEnglishOnly } from './esbuild-plugins.mjs';
 
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
@@ -14,7 +16,7 @@ const common = {
   legalComments: 'none',
 };
 
-const node = { ...common, platform: 'node', target: 'node20', format: 'cjs' };
+const node = { ...common, platform: 'node', target: 'node20', format: 'cjs', plugins: [zodEnglishOnly] };
 
 const webviewEntries = existsSync('webview-ui')
   ? readdirSync('webview-ui', { withFileTypes: true })
@@ -25,6 +27,9 @@ const webviewEntries = existsSync('webview-ui')
 const builds = [
   { ...node, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
   { ...node, entryPoints: ['src/bin/caesar.ts'], outfile: 'dist/caesar.js', banner: { js: '#!/usr/bin/env node' } },
+  { ...node, entryPoints: ['src/bin/supervisor.ts'], outfile: 'dist/supervisor.js', banner: { js: '#!/usr/bin/env node' } },
+  // Whitespace and syntax minified (names kept, so supervisor.log's stack traces stay readable): less to load per task.
+  { ...node, entryPoints: ['src/bin/supervisor-main.ts'], outfile: 'dist/supervisor-main.js', minifyWhitespace: true, minifySyntax: true },
   { ...node, entryPoints: ['src/agents/demo/demo-agent.ts'], outfile: 'dist/demo-agent.js', banner: { js: '#!/usr/bin/env node' } },
   ...(webviewEntries.length
     ? [{ ...common, platform: 'browser', target: 'es2022', format: 'iife', entryPoints: webviewEntries, outdir: 'dist/webview', loader: { '.css': 'css', '.ttf': 'file' } }]
@@ -32,11 +37,11 @@ const builds = [
 ].filter((b) => !b.entryPoints.some((e) => typeof e === 'string' && !existsSync(e)));
 
 function makeExecutable() {
-  for (const f of ['dist/caesar.js', 'dist/demo-agent.js']) if (existsSync(f)) chmodSync(f, 0o755);
+  for (const f of ['dist/caesar.js', 'dist/supervisor.js', 'dist/demo-agent.js']) if (existsSync(f)) chmodSync(f, 0o755);
 }
 
 if (watch) {
-  const contexts = await Promise.all(builds.map((b) => esbuild.context({ ...b, plugins: [{ name: 'chmod', setup: (bld) => bld.onEnd(makeExecutable) }] })));
+  const contexts = await Promise.all(builds.map((b) => esbuild.context({ ...b, plugins: [...(b.plugins ?? []), { name: 'chmod', setup: (bld) => bld.onEnd(makeExecutable) }] })));
   await Promise.all(contexts.map((c) => c.watch()));
 } else {
   await Promise.all(builds.map((b) => esbuild.build(b)));

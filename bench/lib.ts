@@ -3,7 +3,7 @@
  * tools), interleaved timing of a figure and its floor, min/median/max, and CPU time including child processes.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 
@@ -102,9 +102,19 @@ export interface Measured {
 export async function interleave(
   cases: Record<string, { run: () => Promise<void> | void; prepare?: () => Promise<void> | void; cleanup?: () => Promise<void> | void }>,
   runs: number,
+  options: { warmup?: boolean } = {},
 ): Promise<Record<string, Measured>> {
   const names = Object.keys(cases);
   const out: Record<string, Measured> = Object.fromEntries(names.map((n) => [n, { wall: [], cpu: [] }]));
+  // Untimed: fills the page cache, git's and V8's code caches, as any second task would find them.
+  if (options.warmup) {
+    for (const name of names) {
+      const c = cases[name]!;
+      await c.prepare?.();
+      await c.run();
+      await c.cleanup?.();
+    }
+  }
   for (let round = 0; round < runs; round++) {
     for (let k = 0; k < names.length; k++) {
       const name = names[(round + k) % names.length] as string;
@@ -152,4 +162,73 @@ export function sizesFromEnv(fallback: number[]): number[] {
 export function runsFromEnv(fallback: number): number {
   const n = Number(process.env.BENCH_RUNS);
   return Number.isFinite(n) && n > 0 ? n : fallback;
+}
+
+/** The pids of `root` and of all its descendants, from /proc (Linux only; empty elsewhere). */
+export function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch {
+      /* the process ended while we looked */
+    }
+  }
+  const out: number[] = [];
+  const queue = [root];
+  while (queue.length) {
+    const pid = queue.shift()!;
+    out.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/**
+ * Peak memory of our processes of a task: every `everyMs` the tree under `root` (the CLI) is listed and the VmHWM
+ * (own peak resident set) of the root and of each task supervisor under it kept; `stop()` returns the per-process peaks, in MiB, by pid. Their sum
+ * is an upper bound of the tree's peak at any one instant (the peaks need not coincide). Git and the agent are not
+ * counted: only our own (node) processes.
+ */
+export function sampleNodePeaks(root: number, everyMs = 10): { stop(): Map<number, number> } {
+  const peaks = new Map<number, number>();
+  const cmdlines = new Map<number, string>();
+  const sample = () => {
+    for (const pid of processTree(root)) {
+      try {
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+        const ppid = Number(/PPid:\s+(\d+)/.exec(status)?.[1]);
+        cmdlines.set(pid, cmdline);
+        // Ours: the root (the CLI) and the supervisors it starts. A child between fork and exec (about to become git
+        // or the agent) still looks like its Node parent, so it is told apart by its parent's identical command line.
+        const forkOfParent = cmdlines.get(ppid) === cmdline;
+        const ours = pid === root || (cmdline.includes('\0supervise\0') && !forkOfParent);
+        if (!ours || (/Name:\s+(\S+)/.exec(status)?.[1] ?? '') !== 'node') continue;
+        const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+        if (hwm) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, Number(hwm[1]) / 1024));
+      } catch {
+        /* ended between the listing and the read */
+      }
+    }
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      sample();
+      clearInterval(timer);
+      return peaks;
+    },
+  };
 }

@@ -4,13 +4,19 @@
  * BENCH_RUNS and BENCH_SIZES (e.g. 2000,10000) shorten or widen a run; see docs/performance.md.
  */
 import { benchFollow } from './follow.bench';
+import { benchMany } from './many.bench';
 import { benchReconcile } from './reconcile.bench';
 import { benchTask } from './task.bench';
+import { benchTimeline } from './timeline.bench';
+import { benchTranslate } from './translate.bench';
 
 const BENCHES: Array<[string, string, () => Promise<Record<string, number | string>>]> = [
   ['follow', 'follow a 100k-event task (ours: byte-offset tail; baseline: 200 ms whole-file polling), one process each', benchFollow],
+  ['many', '16 tasks written at once, one observer: latency (16 × 1,000 events/s × 5 s) and soak (16 × 200 events/s × BENCH_SOAK_SECONDS, default 60)', benchMany],
   ['reconcile', 'reconcile 1,000 changed files (floor: one `git diff <base>` alone)', benchReconcile],
+  ['translate', 'translate 100k lines of real captured agent output (floor: JSON.parse of the same lines alone)', benchTranslate],
   ['task', 'a whole task, `caesar run` (floor: `git worktree add` + the same agent + `git worktree remove` in sh)', benchTask],
+  ['timeline', 'the timeline of a 100k- and a 1M-event task: host window queries (floor: a plain array slice), then first screen and jumps in the real editor', benchTimeline],
 ];
 
 async function main() {

@@ -6,12 +6,12 @@
  * `git status`). Repositories of 2k and 10k files on tmpfs; the CLI is bundled from the current sources.
  * Not covered: our task keeps its worktree for review (removed untimed after each run), the floor removes it.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
-import { benchDir, cleanupBench, figures, git, interleave, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, sizesFromEnv, type Measured } from './lib';
+import { build, type Plugin } from 'esbuild';
+import { benchDir, cleanupBench, figures, git, interleave, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, sampleNodePeaks, sizesFromEnv, spread, type Measured } from './lib';
 
 const run = promisify(execFile);
 const REPO_ROOT = path.resolve(__dirname, '..');
@@ -22,20 +22,32 @@ const agentScript = (sleepSeconds: number) =>
   `${sleepSeconds > 0 ? `sleep ${sleepSeconds}; ` : ''}echo done > bench.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
 
 /** `[[agent]]` entries in the repository's .caesar/config.toml (a terminal user's workspace is trusted). */
-function writeConfig(repo: string): void {
+function writeConfig(repo: string, pool = 0): void {
   const entry = (id: string, script: string) => `[[agent]]\nid = "${id}"\nbin = "/bin/sh"\nargs = [${JSON.stringify('-c')}, ${JSON.stringify(script)}, "{{prompt}}"]\n`;
   mkdirSync(path.join(repo, '.caesar'), { recursive: true });
+  // `starter` notes when it started (ns since the epoch) beside its report: the pool's figure is the time to that.
+  const starter = `date +%s%N > "$CAESAR_REPORT_PATH.started"; ${agentScript(0)}`;
   writeFileSync(
     path.join(repo, '.caesar', 'config.toml'),
-    `[policy]\nallow_inplace_write = true\n\n${entry('sleeper', agentScript(0.2))}\n${entry('quick', agentScript(0))}`,
+    `[policy]\nallow_inplace_write = true\n${pool ? `\n[worktree]\npool = ${pool}\n` : ''}\n${entry('sleeper', agentScript(0.2))}\n${entry('quick', agentScript(0))}\n${entry('starter', starter)}`,
   );
 }
 
+/** The CLI and the supervisor (its loader and its bundle), bundled from the current sources into one folder. */
 async function bundleCli(): Promise<string> {
   const out = remember(benchDir('caesar-bench-cli-'));
-  const outfile = path.join(out, 'caesar.js');
-  await build({ entryPoints: [path.join(REPO_ROOT, 'src/bin/caesar.ts')], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile, logLevel: 'silent' });
-  return outfile;
+  const entries: Array<[string, string]> = [
+    ['src/bin/caesar.ts', 'caesar.js'],
+    ['src/bin/supervisor.ts', 'supervisor.js'],
+    ['src/bin/supervisor-main.ts', 'supervisor-main.js'],
+  ];
+  // The same plugins and options as esbuild.mjs, so that size, start time and memory are the shipped bundles'.
+  const { zodEnglishOnly } = (await import(path.join(REPO_ROOT, 'esbuild-plugins.mjs'))) as { zodEnglishOnly: Plugin };
+  for (const [entry, file] of entries) {
+    const lean = file === 'supervisor-main.js' ? { minifyWhitespace: true, minifySyntax: true } : {};
+    await build({ entryPoints: [path.join(REPO_ROOT, entry)], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: path.join(out, file), logLevel: 'silent', plugins: [zodEnglishOnly], ...lean });
+  }
+  return path.join(out, 'caesar.js');
 }
 
 export async function benchTask(): Promise<Record<string, number | string>> {
@@ -43,28 +55,34 @@ export async function benchTask(): Promise<Record<string, number | string>> {
   const cli = await bundleCli();
   const scratch = remember(benchDir('caesar-bench-floor-'));
   const out: Record<string, number | string> = { runs, load_before: loadNote() };
+  // A compile cache of this run's own: the first (warm-up) task fills it, as a user's first task does.
+  const env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')) };
   try {
-    for (const size of sizesFromEnv([2000, 10000])) {
+    for (const size of sizesFromEnv([2000, 10000, 50000])) {
       const repo = makeBenchRepo(size);
       writeConfig(repo);
-      const env = { ...process.env, CAESAR_CLI_JS: cli };
       let lastTask = '';
-      const ours = (agent: string, isolation: string) => ({
-        run: async () => {
-          const { stdout } = await run(process.execPath, [cli, 'run', 'write bench.txt', '--agent', agent, '--isolation', isolation, '--mode', 'write', '--json'], { cwd: repo, env, maxBuffer: 1 << 24 });
-          const result = JSON.parse(stdout) as { task_id: string; status: string; diff?: { files: unknown[] } };
-          if (result.status !== 'succeeded' || result.diff?.files.length !== 1) throw new Error(`task did not succeed: ${stdout.slice(0, 500)}`);
-          lastTask = result.task_id;
-        },
-        cleanup: () => {
-          // Untimed: a reviewed task's worktree would be applied or discarded later.
-          if (isolation === 'worktree') {
-            git(repo, 'worktree', 'remove', '--force', path.join(repo, '.caesar', 'wt', lastTask));
-            git(repo, 'branch', '-q', '-D', `caesar/${lastTask}`);
-          } else rmSync(path.join(repo, 'bench.txt'), { force: true });
-          rmSync(path.join(repo, '.caesar', 'tasks', lastTask), { recursive: true, force: true });
-        },
-      });
+      const runOurs = async (agent: string, isolation: string, onSpawn?: (pid: number) => void) => {
+        const child = execFile(process.execPath, [cli, 'run', 'write bench.txt', '--agent', agent, '--isolation', isolation, '--mode', 'write', '--json'], { cwd: repo, env, maxBuffer: 1 << 24 });
+        if (child.pid) onSpawn?.(child.pid);
+        let stdout = '';
+        let stderr = '';
+        child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+        const result = JSON.parse(stdout || '{}') as { task_id: string; status: string; diff?: { files: unknown[] } };
+        if (code !== 0 || result.status !== 'succeeded' || result.diff?.files.length !== 1) throw new Error(`task did not succeed (exit ${code}): ${stdout.slice(0, 500)} ${stderr.slice(0, 1000)}`);
+        lastTask = result.task_id;
+      };
+      const cleanupOurs = (isolation: string) => () => {
+        // Untimed: a reviewed task's worktree would be applied or discarded later.
+        if (isolation === 'worktree') {
+          git(repo, 'worktree', 'remove', '--force', path.join(repo, '.caesar', 'wt', lastTask));
+          git(repo, 'branch', '-q', '-D', `caesar/${lastTask}`);
+        } else rmSync(path.join(repo, 'bench.txt'), { force: true });
+        rmSync(path.join(repo, '.caesar', 'tasks', lastTask), { recursive: true, force: true });
+      };
+      const ours = (agent: string, isolation: string) => ({ run: () => runOurs(agent, isolation), cleanup: cleanupOurs(isolation) });
       const floorWorktree = (sleepSeconds: number) => ({
         run: async () => {
           const wt = path.join(scratch, `wt-${size}`);
@@ -89,8 +107,8 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         cases.ours_inplace = ours('sleeper', 'inplace');
         cases.floor_inplace = floorInplace;
       }
-      const m = await interleave(cases, runs);
       const k = `${size / 1000}k`;
+      const m = await interleave(cases, size >= 50000 ? Math.min(runs, 3) : runs, { warmup: true });
       // CPU is left out: the supervisor is detached, so this process cannot account for it.
       for (const [name, measured] of Object.entries(m)) Object.assign(out, figures(`${k}_${name}`, measured, false));
       const pairs: Array<[string, Measured | undefined, Measured | undefined]> = [
@@ -99,10 +117,134 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         ['inplace', m.ours_inplace, m.floor_inplace],
       ];
       for (const [name, a, b] of pairs) if (a && b) out[`${k}_ratio_${name}_to_floor`] = ratio(a, b);
+      if (size >= 10000) Object.assign(out, await poolFigures(k, repo, scratch, runOurs, () => lastTask, runs));
+      if (size === 2000) Object.assign(out, await peakMemory(runOurs, cleanupOurs('worktree'), runs));
+      if (size === 2000) Object.assign(out, await startupFigures(cli, repo, env, runs));
     }
   } finally {
     cleanupBench();
   }
   out.load_after = loadNote();
+  return out;
+}
+
+/**
+ * The warm worktree pool: the time from `caesar run` to the agent's first instruction, with `[worktree] pool = 1`
+ * (an idle worktree waiting, untimed) and without a pool, beside the floor: `git worktree add --detach` alone (what
+ * any tool must do before its agent can start in a fresh worktree). Interleaved; the config is switched untimed.
+ */
+async function poolFigures(
+  k: string,
+  repo: string,
+  scratch: string,
+  runOurs: (agent: string, isolation: string) => Promise<void>,
+  lastTask: () => string,
+  runs: number,
+): Promise<Record<string, number>> {
+  const toStart: Record<string, number[]> = { pool_warm: [], no_pool: [] };
+  const idle = () => readdirSync(path.join(repo, '.caesar', 'wt', '.pool')).filter((n) => n.startsWith('pool-')).length;
+  const ours = (name: 'pool_warm' | 'no_pool') => ({
+    prepare: async () => {
+      writeConfig(repo, name === 'pool_warm' ? 1 : 0);
+      if (name !== 'pool_warm') return;
+      // The first task of a pool finds it empty and fills it in the background: wait (untimed) until one is idle.
+      for (let i = 0; i < 600 && !(existsSync(path.join(repo, '.caesar', 'wt', '.pool')) && idle() >= 1 && !existsSync(path.join(repo, '.caesar', 'wt', '.pool', '.refill.lock'))); i++) {
+        if (i === 0 && !existsSync(path.join(repo, '.caesar', 'wt', '.pool'))) {
+          await runOurs('starter', 'worktree');
+          removeTask(repo, lastTask());
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    run: async () => {
+      const t0 = Date.now();
+      await runOurs('starter', 'worktree');
+      const started = Number(readFileSync(path.join(repo, '.caesar', 'tasks', lastTask(), 'report.json.started'), 'utf8').trim()) / 1e6;
+      toStart[name]!.push(started - t0);
+    },
+    cleanup: () => removeTask(repo, lastTask()),
+  });
+  const m = await interleave(
+    {
+      pool_warm: ours('pool_warm'),
+      no_pool: ours('no_pool'),
+      floor_worktree_add: {
+        run: async () => void (await run('git', ['worktree', 'add', '-q', '--detach', path.join(scratch, `wt-pool-${k}`), 'HEAD'], { cwd: repo })),
+        cleanup: () => void git(repo, 'worktree', 'remove', '--force', path.join(scratch, `wt-pool-${k}`)),
+      },
+    },
+    runs,
+  );
+  writeConfig(repo);
+  const out: Record<string, number> = {};
+  for (const [name, values] of Object.entries(toStart)) Object.assign(out, figures(`${k}_${name}_to_agent_start`, { wall: values, cpu: [] }, false));
+  Object.assign(out, figures(`${k}_floor_worktree_add`, m.floor_worktree_add!, false));
+  Object.assign(out, figures(`${k}_pool_warm_whole_task`, m.pool_warm!, false));
+  return out;
+}
+
+/** Untimed: the task's worktree (git directly, so the pool does not take it back) and its folder. */
+function removeTask(repo: string, id: string): void {
+  const wt = path.join(repo, '.caesar', 'wt', id);
+  if (existsSync(wt)) git(repo, 'worktree', 'remove', '--force', wt);
+  spawnSync('git', ['branch', '-q', '-D', `caesar/${id}`], { cwd: repo });
+  rmSync(path.join(repo, '.caesar', 'tasks', id), { recursive: true, force: true });
+}
+
+/**
+ * Peak memory of a whole worktree task (2k files, 0.2 s agent): the per-process peak resident set (VmHWM) of our Node
+ * processes (the CLI and the supervisor it starts; git and the agent are not ours to count), sampled from /proc every
+ * 10 ms, summed. Issue 14's reference figure: 104 MiB.
+ */
+async function peakMemory(
+  runOurs: (agent: string, isolation: string, onSpawn?: (pid: number) => void) => Promise<void>,
+  cleanup: () => void,
+  runs: number,
+): Promise<Record<string, number>> {
+  const totals: number[] = [];
+  const biggest: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    let sampler: ReturnType<typeof sampleNodePeaks> | undefined;
+    await runOurs('sleeper', 'worktree', (pid) => (sampler = sampleNodePeaks(pid)));
+    const peaks = [...(sampler?.stop().values() ?? [])];
+    cleanup();
+    totals.push(peaks.reduce((a, b) => a + b, 0));
+    biggest.push(Math.max(...peaks));
+    if (peaks.length < 2) throw new Error(`expected the CLI and its supervisor, saw ${peaks.length} node process(es)`);
+  }
+  const t = spread(totals);
+  return { peak_rss_all_processes_mib_min: t.min, peak_rss_all_processes_mib_median: t.median, peak_rss_all_processes_mib_max: t.max, peak_rss_largest_process_mib_median: spread(biggest).median };
+}
+
+/** `caesar --version` and `caesar ps` with 200 tasks, beside `node -e 0`, interleaved. */
+async function startupFigures(cli: string, repo: string, env: NodeJS.ProcessEnv, runs: number): Promise<Record<string, number>> {
+  const many = remember(benchDir('caesar-bench-ps-'));
+  git(many, 'init', '-q');
+  const tasks = path.join(many, '.caesar', 'tasks');
+  const createdAt = new Date().toISOString();
+  for (let i = 0; i < 200; i++) {
+    const id = `t_${i.toString(16).padStart(32, '0')}`;
+    mkdirSync(path.join(tasks, id), { recursive: true });
+    const state = { id, status: 'succeeded', agent: 'sleeper', objective: `task ${i}`, mode: 'write', isolation: 'worktree', network: true, timeout_ms: 600000, depth: 0, created_at: createdAt, ended_at: createdAt, root: many, workspace: many, excluded_paths: [] };
+    writeFileSync(path.join(tasks, id, 'state.json'), JSON.stringify(state));
+    writeFileSync(path.join(tasks, id, 'events.jsonl'), '');
+  }
+  const m = await interleave(
+    {
+      node_e_0: { run: async () => void (await run(process.execPath, ['-e', '0'])) },
+      caesar_version: { run: async () => void (await run(process.execPath, [cli, '--version'], { env })) },
+      caesar_ps_200_tasks: {
+        run: async () => {
+          const { stdout } = await run(process.execPath, [cli, 'ps', '--status', 'succeeded', '--json'], { cwd: many, env, maxBuffer: 1 << 24 });
+          if (!stdout.includes('t_000')) throw new Error(`ps saw no task: ${stdout.slice(0, 300)}`);
+        },
+      },
+    },
+    runs,
+    { warmup: true },
+  );
+  void repo;
+  const out: Record<string, number> = {};
+  for (const [name, measured] of Object.entries(m)) Object.assign(out, figures(name, measured, false));
   return out;
 }

@@ -12,7 +12,9 @@ export const SKIP_CODE = 77;
 
 const suites = [
   // Under CI a pending (skipped) mocha test fails the run: CI must prove everything.
-  { key: 'mocha', name: 'unit and integration (mocha)', command: ['npx', 'mocha', ...(process.env.CI === 'true' ? ['--forbid-pending'] : []), 'test/**/*.test.ts'] },
+  { key: 'mocha', name: 'unit and integration (mocha)', command: ['npx', 'mocha', ...(process.env.CI === 'true' ? ['--forbid-pending'] : []), '--ignore', 'test/reliability/**', 'test/**/*.test.ts'] },
+  // Fault injection on real processes, property-based fuzzing, hostile repositories (docs/reliability.md).
+  { key: 'reliability', name: 'reliability (faults, fuzzing, hostile repositories)', command: ['npx', 'mocha', ...(process.env.CI === 'true' ? ['--forbid-pending'] : []), 'test/reliability/**/*.test.ts'] },
   { key: 'live', name: 'agent CLIs, live (real binaries, fake model servers, no network)', command: ['node', 'test/agents/live/run.mjs'] },
   { key: 'editor', name: 'editor (extension host tests + Playwright UI in code-server)', command: ['node', 'test/extension/run.mjs'] },
   // The README's first command, for real: build, install into code-server, start it, run a demo task.

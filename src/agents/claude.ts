@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { strictReportSchema, type EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
 import { ToolPairing, UsageTotals, arr, stdinPromptPlan, isObject, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput } from './stream';
+import { acpPlan } from './acp-plan';
 
 /**
  * Claude Code — `claude -p --output-format stream-json --verbose`.
@@ -41,7 +42,31 @@ export const claudeAdapter: AgentAdapter = {
   },
   build: buildClaude,
   createTranslator: () => new ClaudeTranslator(),
+  acp: {
+    // ../shared/agents/ACP.md: the `claude-agent-acp` adapter (npm @zed-industries/claude-agent-acp), found on PATH as
+    // `claude` is; its default mode asks for Bash and edits. It runs the Claude Code bundled in its own dependency
+    // unless CLAUDE_CODE_EXECUTABLE names another (the user's environment). The model goes by ANTHROPIC_MODEL
+    // (unverified through the adapter). It never exits by itself: the engine ends its process group.
+    plan: (ctx) => acpPlan(CLAUDE_ACP_BIN, [], ctx, { env: claudeAcpEnv(ctx.model) }),
+    verified: 'claude-agent-acp 0.23.1',
+  },
 };
+
+/**
+ * As root, claude-agent-acp 0.23.1 fails `session/new` ("Query closed before response received": the Claude Code it
+ * starts refuses its own permission-skipping switch under root) unless IS_SANDBOX=1 says the machine is disposable.
+ * Verified live as root: with it set, the default mode still sends a permission request before Bash, so every
+ * command still goes through the task's permission policy.
+ */
+function claudeAcpEnv(model: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (model) env.ANTHROPIC_MODEL = model;
+  if (process.getuid?.() === 0) env.IS_SANDBOX = '1';
+  return env;
+}
+
+/** The ACP adapter's executable (@zed-industries/claude-agent-acp, verified 0.23.1). */
+export const CLAUDE_ACP_BIN = 'claude-agent-acp';
 
 const CHANNEL_TOOLS = ['get_task', 'report_progress', 'ask_orchestrator', 'submit_report'];
 

@@ -4,6 +4,7 @@ import {
   ToolPairing, UsageTotals, arr, clip, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject,
   relativeToWorkspace, str, summarizeInput, workspaceChangePath,
 } from './stream';
+import { acpPlan } from './acp-plan';
 
 /**
  * OpenAI Codex CLI — `codex exec --json`.
@@ -45,7 +46,27 @@ export const codexAdapter: AgentAdapter = {
   },
   build: buildCodex,
   createTranslator: (ctx) => new CodexTranslator(ctx),
+  acp: { plan: buildCodexAcp, verified: 'codex-acp 0.16.0' },
 };
+
+/** The ACP adapter's executable (@zed-industries/codex-acp, verified 0.16.0; its own codex core). */
+export const CODEX_ACP_BIN = 'codex-acp';
+
+/**
+ * `codex-acp -c …` (../shared/agents/ACP.md): only `-c key=value` is accepted. `approval_policy=untrusted` makes it ask
+ * before every command (without it the default read-only mode denies silently). It needs a `bwrap` on PATH for its
+ * sandbox, and never exits by itself. Unverified through codex-acp: `sandbox_mode` and the writable roots given by
+ * `-c` (the captures switched modes with `session/set_mode`), and `model`.
+ */
+function buildCodexAcp(ctx: BuildContext): SpawnPlan {
+  const { task } = ctx;
+  const write = task.mode === 'write';
+  const args = ['-c', 'approval_policy=untrusted', '-c', `sandbox_mode=${write ? '"workspace-write"' : '"read-only"'}`];
+  if (write) args.push('-c', `sandbox_workspace_write.writable_roots=${JSON.stringify([ctx.taskDir])}`);
+  if (write && task.network) args.push('-c', 'sandbox_workspace_write.network_access=true');
+  if (ctx.model) args.push('-c', `model=${JSON.stringify(ctx.model)}`);
+  return acpPlan(CODEX_ACP_BIN, args, ctx);
+}
 
 function buildCodex(ctx: BuildContext): SpawnPlan {
   const { task } = ctx;

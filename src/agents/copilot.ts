@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
 import { ToolPairing, UsageTotals, arr, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
+import { acpPlan } from './acp-plan';
 
 /**
  * GitHub Copilot CLI — `copilot -p --output-format json`.
@@ -41,6 +42,13 @@ export const copilotAdapter: AgentAdapter = {
   },
   build: buildCopilot,
   createTranslator: (ctx) => new CopilotTranslator(ctx),
+  acp: {
+    // ../shared/agents/ACP.md: `--acp --stdio`; without --allow-all-tools it asks for shell and writes. It exits when
+    // stdin closes. Unverified with --acp: --add-dir (the report file) and --model.
+    plan: (ctx) =>
+      acpPlan(copilotAdapter.bin, ['--acp', '--stdio', '--no-auto-update', '--add-dir', ctx.taskDir, ...(ctx.model ? ['--model', ctx.model] : [])], ctx),
+    verified: '1.0.102',
+  },
 };
 
 function buildCopilot(ctx: BuildContext): SpawnPlan {

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import type { EventDraft } from '../protocol';
 import { locateDistFile } from './dist-path';
-import { ToolPairing, clip, stdinPromptPlan, lastNonEmpty, parseJsonLine, relativeToWorkspace, str, num } from './stream';
+import { ToolPairing, clip, displayCommand, stdinPromptPlan, lastNonEmpty, parseJsonLine, relativeToWorkspace, str, num } from './stream';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
 
 export const DEMO_AGENT_ID = 'demo';
@@ -16,7 +16,7 @@ export const DEMO_AGENT_FILE = 'demo-agent.js';
 export const demoAdapter: AgentAdapter = {
   id: DEMO_AGENT_ID,
   displayName: 'Demo agent (built in, no model)',
-  envKeys: ['CAESAR_DEMO_DELAY_MS', 'CAESAR_DEMO_ANSWER_TIMEOUT_MS'],
+  envKeys: ['CAESAR_DEMO_DELAY_MS', 'CAESAR_DEMO_ANSWER_TIMEOUT_MS', 'CAESAR_DEMO_ACP_LINGER'],
   bin: process.execPath,
   capabilities: {
     nativeReadOnly: true,
@@ -32,6 +32,15 @@ export const demoAdapter: AgentAdapter = {
     return stdinPromptPlan(process.execPath, args, ctx, { env: { ELECTRON_RUN_AS_NODE: '1' } });
   },
   createTranslator: (ctx?: TranslatorContext) => demoTranslator(ctx?.workspace),
+  acp: {
+    // `--acp`: the same walk spoken over the Agent Client Protocol, asking one permission before its write.
+    plan(ctx: BuildContext): SpawnPlan {
+      const script = locateDistFile(DEMO_AGENT_FILE, 'CAESAR_DEMO_AGENT_JS');
+      const args = [script, '--acp', ...ctx.extraArgs];
+      return { command: process.execPath, args, cwd: ctx.task.workspace, env: { ELECTRON_RUN_AS_NODE: '1' }, display: displayCommand(process.execPath, args) };
+    },
+    verified: 'built in',
+  },
 };
 
 /** The demo agent's stdout dialect → caesar.event/v1 drafts. */

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
 import { ToolPairing, UsageTotals, stdinPromptPlan, num, obj, parseJsonLine, str, summarizeInput } from './stream';
+import { acpPlan } from './acp-plan';
 
 /**
  * Gemini CLI — `gemini -p --output-format stream-json`.
@@ -41,6 +42,17 @@ export const geminiAdapter: AgentAdapter = {
   },
   build: buildGemini,
   createTranslator: () => new GeminiTranslator(),
+  acp: {
+    // ../shared/agents/ACP.md: `--acp` (default approval mode: shell and writes are asked), trusted folder by env.
+    // Reads of the client are off: a refused read of a new file makes its write_file fail (0.61.0).
+    // Unverified with --acp: --include-directories (the report file lies in the task directory).
+    plan: (ctx) =>
+      acpPlan(geminiAdapter.bin, ['--acp', '--include-directories', ctx.taskDir, ...(ctx.model ? ['-m', ctx.model] : [])], ctx, {
+        env: { GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+      }),
+    verified: '0.61.0',
+    readTextFile: false,
+  },
 };
 
 export const PROMPT_LINE = 'Carry out the task brief given above.';

@@ -1,6 +1,7 @@
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
 import { ToolPairing, UsageTotals, clip, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
+import { acpPlan } from './acp-plan';
 
 /**
  * OpenCode — `opencode run --format json`.
@@ -39,6 +40,15 @@ export const opencodeAdapter: AgentAdapter = {
   },
   build: buildOpencode,
   createTranslator: (ctx) => new OpencodeTranslator(ctx),
+  acp: {
+    // ../shared/agents/ACP.md: `opencode acp --cwd`; it asks only when its config says "ask" (no flag for it), given
+    // here through OPENCODE_CONFIG_CONTENT (merged last; unverified in acp mode, ACP.md used an OPENCODE_CONFIG file).
+    plan: (ctx) =>
+      acpPlan(opencodeAdapter.bin, ['acp', '--cwd', ctx.task.workspace], ctx, {
+        env: { OPENCODE_CONFIG_CONTENT: JSON.stringify({ permission: { bash: 'ask', edit: 'ask' }, ...(ctx.model ? { model: ctx.model } : {}) }) },
+      }),
+    verified: '1.18.33',
+  },
 };
 
 function buildOpencode(ctx: BuildContext): SpawnPlan {
@@ -95,7 +105,7 @@ class OpencodeTranslator implements Translator {
     const tool = str(part.tool) ?? 'tool';
     const summary = clip(str(state.title) ?? '') || summarizeInput(state.input);
     const startMs = num(obj(state.time).start);
-    const startedAt = startMs !== undefined ? new Date(startMs).toISOString() : undefined;
+    const startedAt = startMs !== undefined ? isoTime(startMs) : undefined;
     const out = this.tools.start(id, tool, summary, startedAt);
     const status = str(state.status);
     if (status !== 'completed' && status !== 'error') return out;
@@ -132,4 +142,16 @@ class OpencodeTranslator implements Translator {
     if (failure) summary.nativeFailure = failure;
     return summary;
   }
+}
+
+/**
+ * An epoch-milliseconds time as the event schema's ISO date-time, or undefined when the line's number is not one a
+ * real clock gives (NaN, beyond what a Date holds, or outside years 0–9999, whose ISO form the schema refuses): a
+ * corrupt or hostile line loses its start time, never the tool call.
+ */
+function isoTime(ms: number): string | undefined {
+  const date = new Date(ms);
+  if (!Number.isFinite(date.getTime())) return undefined;
+  const iso = date.toISOString();
+  return /^\d{4}-/.test(iso) ? iso : undefined;
 }

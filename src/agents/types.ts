@@ -102,6 +102,23 @@ export interface AgentAdapter {
    * `minimal` env policy passes on besides the base set. A name ending in `*` is a prefix (`ANTHROPIC_*`).
    */
   envKeys?: readonly string[];
+  /** The agent's Agent Client Protocol entry point, when it has one (the `acp` transport, src/engine/acp/). */
+  acp?: AcpEntry;
+}
+
+/**
+ * How an agent is started to speak ACP over its stdio. The prompt never goes on argv nor stdin here: it travels as
+ * `session/prompt` once the session exists, so the plan has no `stdin`.
+ */
+export interface AcpEntry {
+  plan(ctx: BuildContext): SpawnPlan;
+  /** The version the ACP mode was driven on (docs, doctor), e.g. "0.61.0 (--acp)". */
+  verified?: string;
+  /**
+   * Declare `fs.readTextFile` to the agent (default true). gemini 0.61.0 fails `write_file` on a new file when a read
+   * of the missing file is answered with an error (../shared/agents/ACP.md): it reads from disk itself instead.
+   */
+  readTextFile?: boolean;
 }
 
 /** A translator for agents whose stdout is not a stream we understand (template agents): no events, no final text. */

@@ -4,9 +4,7 @@ import { homeDir } from '../config';
 import { findProgram } from '../engine/agent-catalogue';
 import { UsageError, printJson, type CliIo } from '../cli/io';
 import { resolveRoot } from '../cli/root';
-import { serveChannel } from '../mcp/channel/server';
 import { MCP_CLIENTS, McpInstallError, applyPlan, describePlan, installTarget, planChange, serverEntry, type InstallScope, type McpClient, type ServerCommand } from '../mcp/install';
-import { serveOrchestrator } from '../mcp/orchestrator/server';
 
 /**
  * `caesar mcp serve|install|uninstall` and `caesar channel serve`: the MCP servers hosted by the same bundle as the
@@ -21,6 +19,9 @@ export function registerMcpCommands(program: Command, io: CliIo): void {
     .option('--root <dir>', 'the caesar root (default: first ancestor holding .caesar/ or .git/)')
     .action(async (opts: { root?: string }) => {
       const root = resolveRoot(io.cwd, opts.root);
+      // Loaded on demand: the MCP SDK and its schema validator are a large part of the bundle, and `caesar run` or
+      // `caesar ps` would otherwise evaluate them on every start (issue 14: start time and memory).
+      const { serveOrchestrator } = await import('../mcp/orchestrator/server');
       await serveOrchestrator({ root, env: io.env });
       // The client is gone: a caesar_await still waiting would keep watchers alive for nobody. Tasks run on under
       // their own supervisors, so ending this process loses nothing.
@@ -78,6 +79,7 @@ export function registerChannelCommands(program: Command, io: CliIo): void {
     .description('Serve the four channel tools for one task over stdio')
     .requiredOption('--task-dir <dir>', "the task's directory (<root>/.caesar/tasks/<id>)")
     .action(async (opts: { taskDir: string }) => {
+      const { serveChannel } = await import('../mcp/channel/server');
       await serveChannel({ taskDir: path.resolve(io.cwd, opts.taskDir) });
     });
 }

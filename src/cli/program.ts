@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerAgents } from './commands/agents';
+import { registerContinue } from './commands/continue';
 import { registerControl } from './commands/control';
 import { registerDoctor } from './commands/doctor';
 import { registerFollow } from './commands/follow';
@@ -20,6 +21,7 @@ const REGISTRARS: CommandRegistrar[] = [
   registerRun,
   registerFollow,
   registerControl,
+  registerContinue,
   registerReview,
   registerInit,
   registerDoctor,

@@ -2,7 +2,7 @@ import { loadConfig } from '../config';
 import type { ProtocolEvent } from '../protocol';
 import { formatDuration } from '../common/format';
 import { EMPTY_TASK_VIEW, foldTaskView, isStalled, silenceMs } from '../common/task-view';
-import type { Disposable } from '../base/disposable';
+import type { IDisposable as Disposable } from '../base/disposable';
 import { DEFAULT_MAX_PARALLEL } from '../engine/launch';
 import { isActive, observedStatus, type TaskStore, type TaskSummary } from '../engine/store';
 import { requireTask, stopSignal, storeFor, type CommonOptions } from './common';

@@ -152,6 +152,7 @@ export interface Provenance {
   roles: Record<string, Origin>;
   agents: Record<string, Origin>;
   models: Record<string, Origin>;
+  transports: Record<string, Origin>;
 }
 
 export interface LoadOptions {
@@ -241,12 +242,14 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
   const roles = new Map<string, RoleConfig>(DEFAULT_ROLES.map((r) => [r.name, { ...r, agents: [...r.agents] }]));
   const agents = new Map<string, AgentEntry>();
   const models: Record<string, string> = {};
+  const transports: CaesarConfig['transports'] = {};
   const provenance: Provenance = {
     policy: Object.fromEntries(Object.keys(DEFAULT_POLICY).map((k) => [k, 'default'])) as Record<PolicyKey, Origin>,
-    worktree: { copy: 'default', link: 'default', setup: 'default' },
+    worktree: { copy: 'default', link: 'default', setup: 'default', pool: 'default' },
     roles: Object.fromEntries(DEFAULT_ROLES.map((r) => [r.name, 'default' as Origin])),
     agents: {},
     models: {},
+    transports: {},
   };
   for (const { scope, data } of layers) {
     for (const [tomlKey, value] of Object.entries(data.policy ?? {})) {
@@ -261,6 +264,10 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
       worktree[key] = [...value];
       provenance.worktree[key] = scope;
     }
+    if (data.worktree?.pool !== undefined) {
+      worktree.pool = data.worktree.pool;
+      provenance.worktree.pool = scope;
+    }
     for (const role of data.role ?? []) {
       roles.set(role.name, toRoleConfig(role));
       provenance.roles[role.name] = scope;
@@ -273,9 +280,13 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
       models[agent] = model;
       provenance.models[agent] = scope;
     }
+    for (const [agent, transport] of Object.entries(data.transport ?? {})) {
+      transports[agent] = transport;
+      provenance.transports[agent] = scope;
+    }
   }
   return {
-    config: { policy, worktree, models, roles: [...roles.values()], agents: [...agents.values()] },
+    config: { policy, worktree, models, transports, roles: [...roles.values()], agents: [...agents.values()] },
     provenance,
   };
 }

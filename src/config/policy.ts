@@ -97,6 +97,8 @@ function valueHint(tomlKey: string): string {
       return ' Give a whole number of 0 or more.';
     case 'env':
       return ' Give inherit or minimal.';
+    case 'permissions':
+      return ' Give ask, allow-in-worktree or deny.';
     case 'env_allow':
       return ' Give variable names separated by commas, e.g. AWS_PROFILE,HTTPS_PROXY ("" for none).';
     default:

@@ -20,6 +20,20 @@ export const NETWORK_REQUESTS = ['auto', 'on', 'off'] as const;
  */
 export const ENV_POLICIES = ['inherit', 'minimal'] as const;
 export type EnvPolicyName = (typeof ENV_POLICIES)[number];
+/**
+ * How caesar talks to an agent: `stream` runs it headless and reads its own JSON stream; `acp` drives it over the
+ * Agent Client Protocol, which lets it ask before it runs a command (docs/agents.md says which agents speak it).
+ */
+export const TRANSPORTS = ['stream', 'acp'] as const;
+export type TransportName = (typeof TRANSPORTS)[number];
+export const DEFAULT_TRANSPORT: TransportName = 'stream';
+/**
+ * Who answers an ACP agent's permission requests: `ask` puts each to the user as a question; `allow-in-worktree`
+ * allows them when the task runs in a worktree of its own (asks otherwise); `deny` rejects them all. A read-only task
+ * never has a write allowed, whatever this says.
+ */
+export const PERMISSION_POLICIES = ['ask', 'allow-in-worktree', 'deny'] as const;
+export type PermissionPolicy = (typeof PERMISSION_POLICIES)[number];
 /** An environment variable name, or a prefix ending in `*` (`AWS_*`). */
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*\*?$/, 'must be an environment variable name (letters, digits, "_"), optionally ending in * for a prefix');
 export type ModeName = (typeof MODES)[number];
@@ -103,12 +117,15 @@ export const PolicyLayerSchema = z.strictObject({
   default_channel: z.boolean().optional(),
   env: z.enum(ENV_POLICIES).optional(),
   env_allow: z.array(envName).optional(),
+  permissions: z.enum(PERMISSION_POLICIES).optional(),
 });
 
 export const WorktreeLayerSchema = z.strictObject({
   copy: z.array(worktreePath).optional(),
   link: z.array(worktreePath).optional(),
   setup: z.array(nonEmpty).optional(),
+  /** Idle pre-checked-out worktrees kept per repository so a task starts without a checkout (0 = off, the default). */
+  pool: z.number().int().min(0).max(16).optional(),
 });
 
 export const RoleSchema = z.strictObject({
@@ -144,6 +161,8 @@ export const LayerSchema = z.strictObject({
   policy: PolicyLayerSchema.optional(),
   worktree: WorktreeLayerSchema.optional(),
   models: z.record(z.string(), nonEmpty).optional(),
+  /** Per agent id: `stream` or `acp` (`[transport] gemini = "acp"`). */
+  transport: z.record(z.string(), z.enum(TRANSPORTS)).optional(),
   role: z.array(RoleSchema).optional(),
   agent: z.array(AgentEntrySchema).optional(),
 });
@@ -188,6 +207,8 @@ export interface PolicyConfig {
   env: EnvPolicyName;
   /** Names (or `PREFIX_*`) the `minimal` policy passes on besides the base set and the agent's documented keys. */
   env_allow: string[];
+  /** Who answers an ACP agent's permission requests (see PERMISSION_POLICIES). */
+  permissions: PermissionPolicy;
 }
 
 export type PolicyKey = keyof PolicyConfig;
@@ -206,18 +227,23 @@ export const POLICY_TOML_KEY: Record<PolicyKey, string> = {
   max_depth: 'max_depth',
   env: 'env',
   env_allow: 'env_allow',
+  permissions: 'permissions',
 };
 
 export interface WorktreeConfig {
   copy: string[];
   link: string[];
   setup: string[];
+  /** `[worktree] pool`: warm worktrees kept per repository (worktree-pool.ts); unset = 0, no pool. */
+  pool?: number;
 }
 
 export interface CaesarConfig {
   policy: PolicyConfig;
   worktree: WorktreeConfig;
   models: Record<string, string>;
+  /** The transport configured per agent id; an agent not listed uses DEFAULT_TRANSPORT. */
+  transports: Record<string, TransportName>;
   roles: RoleConfig[];
   agents: AgentEntry[];
 }
@@ -238,6 +264,7 @@ export const DEFAULT_POLICY: PolicyConfig = {
   default_channel: false,
   env: 'inherit',
   env_allow: [],
+  permissions: 'ask',
 };
 
 export function toRoleConfig(role: z.infer<typeof RoleSchema>): RoleConfig {

@@ -3,7 +3,7 @@ import { parse, stringify } from 'smol-toml';
 import { ConfigEditError } from './errors';
 import { readTextOrEmpty, writeFileAtomic } from '../base/atomic';
 import { layerFiles, parseToml, validateLayer, type LayerFiles } from './layers';
-import type { LayerName } from './schema';
+import type { LayerName, TransportName } from './schema';
 import { appendArrayItem, removeArrayItem, removeTableKey, setTableKey, scanSections } from './toml-source';
 
 /**
@@ -139,6 +139,15 @@ export function setModel(file: string, agent: string, model: string): Promise<Wr
 
 export function unsetModel(file: string, agent: string): Promise<WriteResult> {
   return removeTableValue(file, 'models', agent);
+}
+
+/** `[transport] <agent> = "acp" | "stream"`. */
+export function setTransport(file: string, agent: string, transport: TransportName): Promise<WriteResult> {
+  return setTableValue(file, 'transport', agent, transport);
+}
+
+export function unsetTransport(file: string, agent: string): Promise<WriteResult> {
+  return removeTableValue(file, 'transport', agent);
 }
 
 /** Adds or replaces (whole) the `[[table]]` item whose `keyField` equals the entry's. */

@@ -23,6 +23,8 @@ export interface AgentCatalogue {
   version?(id: string): Promise<string | undefined>;
   /** Where the program was found (doctor shows it). */
   location?(id: string): Promise<string | undefined>;
+  /** The adapter has an ACP command line (transport "acp" is possible); absent means no. */
+  speaksAcp?(id: string): boolean;
 }
 
 /** Probes run in parallel; some CLIs (opencode, gemini) take 10-20 s to print a version on a busy machine. */
@@ -92,6 +94,7 @@ export function catalogueFromAdapters(adapters: readonly AgentAdapter[], options
     installHint: (id) => byId.get(id)?.installHint,
     isInstalled: async (id) => (await locate(id)) !== undefined,
     location: locate,
+    speaksAcp: (id) => byId.get(id)?.acp !== undefined,
     version: async (id) => {
       const builtIn = options.builtIn?.[id];
       if (builtIn !== undefined) return builtIn;

@@ -57,6 +57,9 @@ export const CAESAR_OWN_ENV: readonly string[] = [
   'CAESAR_VERSION',
   'CAESAR_KILL_GRACE_MS',
   'CAESAR_CHANNEL_ANSWER_WAIT_MS',
+  // An agent that delegates a sub-task starts its supervisor the way this task's was started.
+  'CAESAR_SUPERVISOR_JS',
+  'CAESAR_COMPILE_CACHE',
 ];
 
 /** True when `name` is one of `patterns` (exact, or a prefix pattern ending in `*`). */

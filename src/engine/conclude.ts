@@ -10,8 +10,9 @@ import { gitToplevel } from './git';
 import { reconcileScope, workspacePrefix } from './isolation';
 import { reconcileReport, worktreeDiff, type DiffResult, type ReconcileOptions } from './reconcile';
 import { resolveReport } from './report';
+import { sweepTaskProcesses } from './process-sweep';
 import { groupAlive, signalGroup } from './spawn';
-import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../protocol';
+import { ACTIVE_STATUSES, TaskStateSchema, type Report, type TaskState } from '../protocol';
 import { StateWriter } from './state-writer';
 import { TaskStore, type TaskSummary } from './store';
 
@@ -91,7 +92,8 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
         resultFile: paths.result,
         state: new StateWriter(paths.state, state),
         release: async () => {},
-        finish: () => appendFinished(paths.events, task, { status: 'failed', summary: why }),
+        // The same status the state's report_status gets (the report's), as the supervisor's own finish writes.
+        finish: (final) => appendFinished(paths.events, task, { status: final.status, summary: why }),
       },
     );
     return { id: task.id, ...pid(state), agent_stopped: agentStopped, changed_files: diff?.files.length ?? 0 };
@@ -103,12 +105,17 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
 /** The agent runs in its own process group, so it survives its supervisor: stop it before judging its work. */
 async function stopOrphanedAgent(state: TaskState): Promise<boolean> {
   const group = state.agent_pid;
-  if (group === undefined || !groupAlive(group)) return false;
-  signalGroup(group, 'SIGTERM');
-  const deadline = Date.now() + AGENT_GRACE_MS;
-  while (groupAlive(group) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  if (groupAlive(group)) signalGroup(group, 'SIGKILL');
-  return true;
+  let stopped = false;
+  if (group !== undefined && groupAlive(group)) {
+    signalGroup(group, 'SIGTERM');
+    const deadline = Date.now() + AGENT_GRACE_MS;
+    while (groupAlive(group) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (groupAlive(group)) signalGroup(group, 'SIGKILL');
+    stopped = true;
+  }
+  // And whatever of the task left the group (setsid, double fork): found by the task id in its environment.
+  const escapees = await sweepTaskProcesses(state.id, AGENT_GRACE_MS).catch(() => []);
+  return stopped || escapees.length > 0;
 }
 
 /** The scope the supervisor reconciled with, rebuilt from what the state recorded (the worktree, the workspace). */
@@ -125,7 +132,7 @@ async function diffOf(state: TaskState): Promise<DiffResult | undefined> {
 }
 
 /** One closing event after the last one; a line the dead writer left half-written is closed off first. */
-async function appendFinished(file: string, task: TaskSummary, draft: { status: 'failed'; summary: string }): Promise<void> {
+async function appendFinished(file: string, task: TaskSummary, draft: { status: Report['status']; summary: string }): Promise<void> {
   if (task.lastEvent?.type === 'finished') return;
   const handle = await fs.open(file, 'a+');
   try {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, promises as fs } from 'node:fs';
+import { closeSync, existsSync, openSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { CAESAR_DIR, assertSafeId, newTaskId, taskPaths, tasksDir } from '../protocol';
 import { locateDistFile } from '../agents/dist-path';
@@ -15,7 +15,10 @@ export type DelegateInput = Omit<LaunchSpecInput, 'id' | 'created_at'> & { id?: 
 export interface DelegateOptions {
   /** Added to the supervisor's environment (and so the agent's), e.g. CAESAR_KILL_GRACE_MS in tests. */
   env?: NodeJS.ProcessEnv;
-  /** The CLI bundle to run as supervisor; default: $CAESAR_CLI_JS, beside the running bundle, or the package's dist/. */
+  /**
+   * The CLI bundle (default: $CAESAR_CLI_JS, beside the running bundle, or the package's dist/). The supervisor runs
+   * from the lean supervisor.js beside it when that exists, else from this bundle itself (`caesar supervise`).
+   */
   cliScript?: string;
 }
 
@@ -43,7 +46,7 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
   spec.workspace = path.resolve(spec.workspace);
   // Refuse an unknown agent before anything is written: a refusal leaves no directory behind.
   resolveAdapter(spec.agent, spec.generic_agent ? [spec.generic_agent] : []);
-  const cliScript = options.cliScript ?? locateDistFile('caesar.js', 'CAESAR_CLI_JS', { ...process.env, ...options.env });
+  const supervisorScript = locateSupervisor(options);
 
   const paths = taskPaths(spec.root, id);
   await fs.mkdir(tasksDir(spec.root), { recursive: true });
@@ -56,10 +59,10 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
   }
   await writeJsonAtomic(paths.state, initialState(spec));
   await writeLaunchSpec(spec.root, LaunchSpecSchema.parse(spec));
-  const supervisorPid = startSupervisor(cliScript, paths.dir, paths.supervisorLog, spec.root, options.env);
+  const supervisorPid = startSupervisor(supervisorScript, paths.dir, paths.supervisorLog, spec.root, options.env);
   if (supervisorPid === undefined) {
     // No supervisor exists, so this is still the only writer of state.json: record why the task cannot run.
-    const error = `Could not start the task's supervisor (${process.execPath} ${cliScript}); see ${paths.supervisorLog}.`;
+    const error = `Could not start the task's supervisor (${process.execPath} ${supervisorScript}); see ${paths.supervisorLog}.`;
     await writeJsonAtomic(paths.state, { ...initialState(spec), status: 'failed', ended_at: new Date().toISOString(), error, phase: undefined });
     throw new Error(error);
   }
@@ -100,13 +103,32 @@ export function initialState(spec: LaunchSpec): TaskState {
 }
 
 /**
- * `process.execPath <caesar.js> supervise <taskDir>`, detached in its own session, stdio to supervisor.log, unref'd.
+ * The script that supervises a task: $CAESAR_SUPERVISOR_JS, else dist/supervisor.js beside the CLI bundle (a lean
+ * bundle: a task's start pays for loading it, issue 14), else the CLI bundle itself. All take `supervise <taskDir>`.
+ */
+export function locateSupervisor(options: DelegateOptions = {}): string {
+  const env = { ...process.env, ...options.env };
+  if (env.CAESAR_SUPERVISOR_JS) return locateDistFile('supervisor.js', 'CAESAR_SUPERVISOR_JS', env);
+  const cliScript = options.cliScript ?? locateDistFile('caesar.js', 'CAESAR_CLI_JS', env);
+  const dir = path.dirname(cliScript);
+  const lean = path.join(dir, 'supervisor.js');
+  return existsSync(lean) && existsSync(path.join(dir, 'supervisor-main.js')) ? lean : cliScript;
+}
+
+/**
+ * A supervisor allocates little but briefly: V8's default young generation (up to 16 MiB per semi-space) would mostly
+ * be resident memory it never needs. A small one keeps every task's supervisor lean (issue 14, memory).
+ */
+const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=1'];
+
+/**
+ * `process.execPath <supervisor.js | caesar.js> supervise <taskDir>`, detached in its own session, stdio to supervisor.log, unref'd.
  * ELECTRON_RUN_AS_NODE=1 lets the extension host's Electron binary act as plain Node, so no `node` on PATH is needed.
  */
-function startSupervisor(cliScript: string, taskDir: string, logFile: string, cwd: string, extraEnv?: NodeJS.ProcessEnv): number | undefined {
+function startSupervisor(script: string, taskDir: string, logFile: string, cwd: string, extraEnv?: NodeJS.ProcessEnv): number | undefined {
   const log = openSync(logFile, 'a');
   try {
-    const child = spawn(process.execPath, [cliScript, 'supervise', taskDir], {
+    const child = spawn(process.execPath, [...SUPERVISOR_V8_FLAGS, script, 'supervise', taskDir], {
       cwd,
       detached: true,
       stdio: ['ignore', log, log],

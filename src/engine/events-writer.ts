@@ -1,5 +1,7 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import * as path from 'node:path';
 import { DOCUMENT_IDS, EventSchema, formatIssues, type EventDraft, type ProtocolEvent } from '../protocol';
+import type { WriteFault } from './write-fault';
 
 type FinishedDraft = Extract<EventDraft, { type: 'finished' }>;
 
@@ -10,7 +12,9 @@ type FinishedDraft = Extract<EventDraft, { type: 'finished' }>;
  * which writes the single closing event itself with finish().
  *
  * Writes are synchronous appends on one descriptor: a batch of events reaches the file in one write call, in order,
- * and nothing is buffered in memory when the process dies.
+ * and nothing is buffered in memory when the process dies. A write that fails (disk full, file-size limit, I/O
+ * error) never throws: the torn tail is cut off so every earlier line stays whole, the failure is latched in `fault`,
+ * and later appends are dropped (only finish() tries once more: the space may have come back).
  */
 export class EventsWriter {
   private fd: number | undefined;
@@ -18,6 +22,11 @@ export class EventsWriter {
   private finished = false;
   private heldFinished: FinishedDraft | undefined;
   private rejected = 0;
+  /** Size of the file after the last complete write: a failed write is cut back to it. */
+  private goodSize = 0;
+  private failed = false;
+  /** Where a failed write is reported; set by the supervisor. */
+  fault: WriteFault | undefined;
 
   constructor(
     private readonly file: string,
@@ -54,7 +63,7 @@ export class EventsWriter {
 
   /** Stamps, validates and appends drafts in one write. `finished` drafts are held (see class comment). */
   appendAll(drafts: EventDraft[]): ProtocolEvent[] {
-    if (this.finished) return [];
+    if (this.finished || this.failed) return [];
     const events: ProtocolEvent[] = [];
     for (const draft of drafts) {
       if (draft.type === 'finished') {
@@ -64,8 +73,7 @@ export class EventsWriter {
       const event = this.stamp(draft);
       if (event) events.push(event);
     }
-    this.write(events);
-    return events;
+    return this.write(events) ? events : [];
   }
 
   /** Writes the single closing event. Later calls and later appends are ignored. */
@@ -73,16 +81,22 @@ export class EventsWriter {
     if (this.finished) return undefined;
     const event = this.stamp(draft);
     if (!event) return undefined;
-    this.write([event]);
+    this.failed = false;
+    const written = this.write([event]);
     this.finished = true;
     this.close();
-    return event;
+    return written ? event : undefined;
   }
 
   close(): void {
     if (this.fd !== undefined) {
-      closeSync(this.fd);
+      const fd = this.fd;
       this.fd = undefined;
+      try {
+        closeSync(fd);
+      } catch (error) {
+        this.fault?.report(path.basename(this.file), error); // EIO on close: writes may not have reached the disk
+      }
     }
   }
 
@@ -98,13 +112,35 @@ export class EventsWriter {
     return result.data;
   }
 
-  private write(events: ProtocolEvent[]): void {
-    if (!events.length) return;
-    this.fd ??= openSync(this.file, 'a');
+  /** True when every byte reached the file. */
+  private write(events: ProtocolEvent[]): boolean {
+    if (!events.length) return true;
     const text = events.map((e) => JSON.stringify(e)).join('\n') + '\n';
     const buffer = Buffer.from(text, 'utf8');
-    let offset = 0;
-    while (offset < buffer.length) offset += writeSync(this.fd, buffer, offset);
+    try {
+      if (this.fd === undefined) {
+        this.fd = openSync(this.file, 'a');
+        this.goodSize = fstatSync(this.fd).size;
+      }
+      let offset = 0;
+      while (offset < buffer.length) offset += writeSync(this.fd, buffer, offset);
+      this.goodSize += buffer.length;
+      return true;
+    } catch (error) {
+      this.failed = true;
+      this.cutTornTail();
+      this.seq -= events.length; // stamped just before: the lost batch leaves no gap in the numbering
+      this.fault?.report(path.basename(this.file), error);
+      return false;
+    }
+  }
+
+  private cutTornTail(): void {
+    try {
+      if (this.fd !== undefined) ftruncateSync(this.fd, this.goodSize);
+    } catch {
+      /* the file is as the failed write left it; readers skip a torn last line */
+    }
   }
 }
 

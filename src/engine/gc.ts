@@ -1,15 +1,14 @@
 import { existsSync } from 'node:fs';
 import { readdir, realpath } from 'node:fs/promises';
 import * as path from 'node:path';
-import { isSafeId, tasksDir, worktreesDir, TASK_FILES } from '../protocol';
+import { AppliedDocSchema, TaskStateSchema, isSafeId, tasksDir, worktreesDir, TASK_FILES, type TaskState } from '../protocol';
 import { readJsonFile } from './atomic';
 import { writeJsonAtomic } from '../base/atomic';
 import { appliedPath, discardedPath, isTaskActive, type DiscardedDoc } from './apply';
 import { gitText, gitToplevel, runGit } from './git';
 import { worktreeDiff } from './reconcile';
-import { AppliedDocSchema } from '../protocol';
-import { TaskStateSchema, type TaskState } from '../protocol';
 import { listWorktrees, removeWorktree, worktreeOwnerRoot, type ListedWorktree } from './worktree';
+import { isPoolEntry } from './worktree-pool';
 
 export type GcAction = 'removed' | 'kept' | 'would_remove';
 export type GcReason = 'clean' | 'applied' | 'modified' | 'active' | 'inspection_failed';
@@ -143,8 +142,9 @@ async function findCandidates(root: string, gitRoot: string, listed: ListedWorkt
   const orphanPaths = new Set<string>([...branchByPath.keys()]);
   for (const name of await listDirs(container)) orphanPaths.add(await realpathOr(path.join(container, name)));
   for (const real of orphanPaths) {
-    // A registration whose folder is gone is not collectable work; removeWorktree's prune forgets it.
-    if (recorded.has(real) || !existsSync(real)) continue;
+    // A registration whose folder is gone is not collectable work; removeWorktree's prune forgets it. Idle worktrees
+    // of the warm pool (and its marker folder) belong to no task and are the pool's to bound, not orphans.
+    if (recorded.has(real) || !existsSync(real) || isPoolEntry(path.basename(real))) continue;
     const id = path.basename(real);
     const branch = branchByPath.get(real);
     const base = { id, path: path.join(container, id), ...(branch ? { branch } : {}) };

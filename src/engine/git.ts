@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdtemp, readFile, rm, stat, utimes } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, realpath, rm, stat, utimes } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -187,21 +187,57 @@ export async function workTreePaths(dir: string): Promise<{ gitRoot: string; ind
   return { gitRoot, indexFile: path.resolve(dir, index) };
 }
 
+/** A linked worktree and its own git dir, both checked: every git command on it names them explicitly. */
+export interface WorktreeRepo {
+  /** realpath of the worktree. */
+  workTree: string;
+  /** Absolute git dir of the worktree (`<common dir>/worktrees/<name>`). */
+  gitDir: string;
+}
+
+/** The worktree is not (any more) the linked worktree git registered: its diff cannot be computed honestly. */
+export class WorktreeUnverifiable extends Error {
+  override readonly name = 'WorktreeUnverifiable';
+}
+
 /**
- * The index file of the work tree whose top is `top`, without running git when `top/.git` says it plainly (a
- * directory, or a linked worktree's `gitdir:` file): one process less on every diff. Anything unusual asks git.
+ * The git dir of a linked worktree, verified: git must see `worktree` itself as the top level (discovery may not
+ * climb past it, so a deleted `.git` file never makes git fall back to the user's checkout above), the git dir must
+ * be a registration under the common dir's `worktrees/`, and that registration must point back at this worktree.
+ * An agent works inside the worktree and can remove or rewrite its `.git` file: anything else is refused.
  */
-export async function indexFileOf(top: string): Promise<string> {
-  const dotGit = path.join(top, '.git');
-  try {
-    const info = await stat(dotGit);
-    if (info.isDirectory()) return path.join(dotGit, 'index');
-    const gitdir = /^gitdir: (.+)$/m.exec(await readFile(dotGit, 'utf8'))?.[1]?.trim();
-    if (gitdir) return path.join(path.resolve(top, gitdir), 'index');
-  } catch {
-    // fall through to git
+export async function verifiedWorktreeRepo(worktree: string): Promise<WorktreeRepo> {
+  const workTree = await realpath(worktree).catch(() => {
+    throw new WorktreeUnverifiable(`the worktree ${worktree} does not exist`);
+  });
+  const answer = await runGit(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], {
+    cwd: workTree,
+    env: { GIT_CEILING_DIRECTORIES: path.dirname(workTree) },
+    okCodes: [0, 128],
+  });
+  const [top = '', gitDirText = '', common = ''] = answer.code === 0 ? answer.stdout.toString('utf8').split('\n') : [];
+  if (!top || !gitDirText || !common) {
+    throw new WorktreeUnverifiable(`${workTree} is no longer a git worktree (its .git file is missing or unreadable)`);
   }
-  return path.resolve(top, await gitText(['rev-parse', '--git-path', 'index'], top));
+  if ((await realpath(top).catch(() => top)) !== workTree) {
+    throw new WorktreeUnverifiable(`git sees ${top}, not the worktree ${workTree}, as the top level`);
+  }
+  const gitDir = await realpath(gitDirText);
+  const commonDir = await realpath(path.resolve(workTree, common));
+  if (path.dirname(gitDir) !== path.join(commonDir, 'worktrees')) {
+    throw new WorktreeUnverifiable(`the .git file of ${workTree} does not point at a linked worktree's registration (${gitDir})`);
+  }
+  const back = await readFile(path.join(gitDir, 'gitdir'), 'utf8').catch(() => '');
+  const backReal = back.trim() ? await realpath(path.resolve(gitDir, back.trim())).catch(() => undefined) : undefined;
+  if (backReal !== path.join(workTree, '.git')) {
+    throw new WorktreeUnverifiable(`git's registration ${gitDir} does not point back at ${workTree}`);
+  }
+  return { workTree, gitDir };
+}
+
+/** `--git-dir`/`--work-tree` for a verified worktree: no discovery, whatever the agent left in the folder. */
+export function worktreeGitArgs(repo: WorktreeRepo): string[] {
+  return [`--git-dir=${repo.gitDir}`, `--work-tree=${repo.workTree}`];
 }
 
 /** Splits NUL-terminated git output (`-z`) into fields, decoding each as UTF-8 (git stores paths as bytes; UTF-8 is the norm). */

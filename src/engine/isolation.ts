@@ -2,12 +2,14 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Finding } from '../protocol';
 import type { AgentAdapter, SpawnPlan } from '../agents/types';
+import { guardCheckout } from './checkout-guard';
 import { repoState, type RepoState } from './git';
 import type { LaunchSpec } from '../protocol';
-import { inplaceDiff, takeSnapshot, worktreeDiff, type DiffResult, type ReconcileOptions, type Snapshot } from './reconcile';
+import { inplaceDiff, takeSnapshot, worktreeDiff, type DiffOptions, type DiffResult, type ReconcileOptions, type Snapshot } from './reconcile';
 import type { StateWriter } from './state-writer';
 import { detectWorkshop, materialize, workshopFinding } from './workshop';
-import { createWorktree, worktreeIgnoreFinding } from './worktree';
+import { createWorktree, defaultBranch, recordWorktreeOwner, worktreeIgnoreFinding } from './worktree';
+import { refillPool, takeWarmWorktree } from './worktree-pool';
 import { acquireWorkspaceWriter, type WriterLease } from './writer-lock';
 
 /** Where the agent works and what the orchestrator laid down there. */
@@ -22,6 +24,10 @@ export interface Placement {
   /** The workspace's folder relative to its repository root ('' at the root). */
   prefix: string;
   snapshot?: Snapshot;
+  /** With `[worktree] pool`: tops the repository's warm pool up again; the supervisor calls it once the agent runs. */
+  refillPool?: () => Promise<void>;
+  /** A worktree task's view of the user's checkout at its start: writes into it are reported, not prevented. */
+  checkout?: Snapshot;
   findings: Finding[];
 }
 
@@ -39,7 +45,7 @@ export function decideIsolation(
     if (usable) {
       const findings: Finding[] =
         requested === 'inplace'
-          ? [{ severity: 'low', title: 'Degraded isolation', detail: `In-place was requested, but ${adapter.displayName} has no native read-only mode: the read-only task ran in a worktree instead, so nothing could touch your checkout.` }]
+          ? [{ severity: 'low', title: 'Degraded isolation', detail: `In-place was requested, but ${adapter.displayName} has no native read-only mode: the read-only task ran in a worktree instead, so its edits did not land in your checkout (a worktree is no sandbox: writes outside it are detected afterwards, not prevented).` }]
           : [];
       return { isolation: 'worktree', findings };
     }
@@ -96,15 +102,21 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
     return { isolation: 'inplace', workspace: launch.workspace, gitRoot, excluded: [], prefix, snapshot, findings };
   }
   await ctx.state.update({ phase: 'creating the worktree' });
+  const checkout = guardCheckout(gitRoot!);
   // Recording the caesar root lets gc run from another root of the same repository tell this worktree from an orphan.
-  const worktree = await createWorktree({ gitRoot: gitRoot!, id: ctx.id, root: ctx.root });
-  await ctx.state.update({ isolation: 'worktree', worktree: worktree.path, branch: worktree.branch, base_ref: worktree.base_ref });
+  const continued = launch.base_commit ? { startPoint: launch.base_commit, baseRef: `${launch.base_commit}^1` } : {};
   const setup = launch.worktree_setup;
-  if (!setup.copy.length && !setup.link.length) {
-    const suggestion = await detectWorkshop(launch.workspace).catch(() => undefined);
-    if (suggestion) findings.push(workshopFinding(suggestion));
-  }
-  const ignoreFinding = await worktreeIgnoreFinding(gitRoot!, ctx.id).catch(() => undefined);
+  // Findings that do not depend on the new worktree: their git calls run while it is being created (issue 14).
+  const suggestion = !setup.copy.length && !setup.link.length ? detectWorkshop(launch.workspace).catch(() => undefined) : undefined;
+  const ignored = worktreeIgnoreFinding(gitRoot!, ctx.id).catch(() => undefined);
+  const pool = launch.worktree_pool ?? 0;
+  const warm = pool ? await takeWarmWorktree({ gitRoot: gitRoot!, id: ctx.id, branch: defaultBranch(ctx.id), ...continued }) : undefined;
+  if (warm) await recordWorktreeOwner(warm.path, ctx.root);
+  const worktree = warm ?? (await createWorktree({ gitRoot: gitRoot!, id: ctx.id, root: ctx.root, ...continued }));
+  await ctx.state.update({ isolation: 'worktree', worktree: worktree.path, branch: worktree.branch, base_ref: worktree.base_ref });
+  const suggested = await suggestion;
+  if (suggested) findings.push(workshopFinding(suggested));
+  const ignoreFinding = await ignored;
   if (ignoreFinding) findings.push(ignoreFinding);
   let excluded: string[] = [];
   if (setup.copy.length || setup.link.length || setup.setup.length) {
@@ -128,7 +140,9 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
     worktree,
     excluded,
     prefix,
+    checkout: await checkout,
     findings,
+    ...(pool ? { refillPool: () => refillPool({ gitRoot: gitRoot!, size: pool }).then(() => undefined) } : {}),
   };
 }
 
@@ -138,10 +152,13 @@ export function excludedFor(placement: Placement, plan: SpawnPlan): string[] {
   return [...placement.excluded, ...own];
 }
 
-/** What the agent changed: against the worktree's base, or against the in-place snapshot; nothing outside git. */
-export async function computeDiff(placement: Placement, excluded: string[]): Promise<DiffResult | undefined> {
-  if (placement.worktree) return worktreeDiff(placement.worktree.path, placement.worktree.base_ref, excluded);
-  if (placement.snapshot) return inplaceDiff(placement.workspace, placement.snapshot, excluded);
+/**
+ * What the agent changed: against the worktree's base, or against the in-place snapshot; nothing outside git.
+ * `{ patch: false }` when only the files and their counts are needed (the supervisor's result.json keeps no patch).
+ */
+export async function computeDiff(placement: Placement, excluded: string[], options: DiffOptions = {}): Promise<DiffResult | undefined> {
+  if (placement.worktree) return worktreeDiff(placement.worktree.path, placement.worktree.base_ref, excluded, options);
+  if (placement.snapshot) return inplaceDiff(placement.workspace, placement.snapshot, excluded, options);
   return undefined;
 }
 

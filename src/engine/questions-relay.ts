@@ -18,6 +18,7 @@ export class QuestionsRelay {
   /** progress/<name>.json already relayed (the return channel's `report_progress`). */
   private readonly progressed = new Set<string>();
   private readonly watchers: FSWatcher[] = [];
+  private readonly answerListeners = new Set<(id: string, answer: string) => void>();
   private chain: Promise<void> = Promise.resolve();
   private disposed = false;
 
@@ -67,6 +68,12 @@ export class QuestionsRelay {
     }
   }
 
+  /** Calls `listener` with every answer as it is relayed (ACP permission requests wait on theirs); returns the unsubscribe. */
+  onAnswer(listener: (id: string, answer: string) => void): () => void {
+    this.answerListeners.add(listener);
+    return () => this.answerListeners.delete(listener);
+  }
+
   dispose(): void {
     this.disposed = true;
     for (const watcher of this.watchers.splice(0)) watcher.close();
@@ -97,6 +104,7 @@ export class QuestionsRelay {
       if (!answer || answer.id !== id) continue;
       this.answered.add(id);
       this.events.append({ type: 'answer', id, answer: answer.answer });
+      for (const listener of this.answerListeners) listener(id, answer.answer);
     }
   }
 

@@ -4,9 +4,12 @@ import {
   DurationError,
   ENV_POLICIES,
   ISOLATIONS,
+  DEFAULT_TRANSPORT,
+  TRANSPORTS,
   MODES,
   NETWORK_REQUESTS,
   checkPolicy,
+  layerFlag,
   layerLabel,
   delegatingAgent,
   nextDelegationDepth,
@@ -24,6 +27,7 @@ import {
   type PolicyRule,
   type RoleConfig,
   type SkippedAgent,
+  type TransportName,
 } from '../config';
 import type { AgentCatalogue } from './agent-catalogue';
 import { repoState } from './git';
@@ -54,6 +58,8 @@ export interface DelegationRequest {
    * it); `inherit` never loosens a configured `minimal`.
    */
   env?: EnvPolicyName;
+  /** Overrides the agent's configured transport (`[transport]`) for this one task. */
+  transport?: TransportName;
 }
 
 export interface ResolveOptions {
@@ -88,6 +94,7 @@ export type RefusalCode =
   | 'inplace-write'
   | 'no-worktree'
   | 'role-prompt'
+  | 'transport'
   | 'config';
 
 /**
@@ -119,6 +126,7 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
   checkChoice('isolation', request.isolation, ISOLATIONS);
   checkChoice('network', request.network, NETWORK_REQUESTS);
   checkChoice('env', request.env, ENV_POLICIES);
+  checkChoice('transport', request.transport, TRANSPORTS);
 
   let role: RoleConfig | undefined;
   if (request.role) {
@@ -160,6 +168,7 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     throw new DelegationRefusedError('not-installed', `Agent "${agent}" (${catalogue.displayName(agent)}) is not installed: its program was not found on PATH.`, 'caesar doctor');
   }
 
+  const transport = pickTransport(request.transport, agent, options.loaded, catalogue);
   const mode: ModeName = request.mode ?? role?.mode ?? policy.default_mode;
   const isolation = pickIsolation(request, role, policy.default_isolation);
   const repo = await repoState(request.workspace);
@@ -234,6 +243,8 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     max_parallel: policy.max_parallel,
     env_policy: request.env === 'minimal' || policy.env === 'minimal' ? 'minimal' : 'inherit',
     env_allow: [...policy.env_allow],
+    transport,
+    permissions: policy.permissions,
   };
   return { launch, skipped, warnings };
 }
@@ -250,6 +261,22 @@ function programFromRoot(bin: string, root: string): string {
 function parentTaskOf(env: NodeJS.ProcessEnv): string | undefined {
   const id = env[ENV.taskId];
   return id && isSafeId(id) ? id : undefined;
+}
+
+/**
+ * The request's transport, else the agent's `[transport]` entry, else the default. ACP asked of an agent whose
+ * adapter has no ACP command line is refused, naming where it was asked, rather than silently run as a stream.
+ */
+function pickTransport(requested: TransportName | undefined, agent: string, loaded: LoadedConfig, catalogue: AgentCatalogue): TransportName {
+  const configured = loaded.config.transports[agent];
+  const transport = requested ?? configured ?? DEFAULT_TRANSPORT;
+  if (transport === 'acp' && !catalogue.speaksAcp?.(agent)) {
+    const origin = loaded.provenance.transports[agent];
+    const where = requested ? 'was requested for this task' : `is set for it in ${layerLabel(origin ?? 'default')}`;
+    const remedy = requested || !origin || origin === 'default' ? 'Ask for the stream transport instead.' : `caesar agents unset-transport ${agent}${layerFlag(origin)}`;
+    throw new DelegationRefusedError('transport', `Agent "${agent}" (${catalogue.displayName(agent)}) cannot run over ACP (the Agent Client Protocol): transport "acp" ${where}, and caesar has no ACP command line for it.`, remedy);
+  }
+  return transport;
 }
 
 function checkChoice(field: string, value: string | undefined, allowed: readonly string[]): void {

@@ -1,6 +1,7 @@
 import type { EventDraft, Finding, Report, ReportTier, TaskPaths, Usage } from '../protocol';
 import type { SpawnPlan, TranslationSummary } from '../agents/types';
 import type { Conclusion } from './finalize';
+import { checkoutWritesFinding } from './checkout-guard';
 import { computeDiff, excludedFor, reconcileScope, type Placement } from './isolation';
 import type { LaunchSpec } from '../protocol';
 import { reconcileReport, type DiffResult } from './reconcile';
@@ -45,12 +46,18 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     // apply and gc recompute the diff long after this process is gone: they must exclude exactly what we excluded.
     await input.state.update({ excluded_paths: excluded });
   }
+  // The user's checkout is compared beside the task's own diff (different repositories' files: no contention on a
+  // lock), so the guard adds no time of its own to the end of a task.
+  const checkoutCheck = placement.checkout ? checkoutWritesFinding(placement.checkout) : Promise.resolve(undefined);
   try {
-    diff = await computeDiff(placement, excluded);
+    // result.json and the report need the files and their counts only; review and apply make the patch on demand.
+    diff = await computeDiff(placement, excluded, { patch: false });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     diffFindings.push({ severity: 'high', title: 'Diff could not be computed', detail: `${message}. The agent's declared changes could not be verified.` });
   }
+  const checkoutWrites = await checkoutCheck;
+  if (checkoutWrites) diffFindings.push(checkoutWrites);
   const resolved = await resolveReport({
     taskId: input.id,
     tier,
@@ -71,7 +78,12 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     findings: [...reconciled.report.findings, ...resolved.findings, ...diffFindings, ...placement.findings, ...launch.findings],
   };
   const usage = mergeUsage(report.usage, translation.usage, run.durationMs);
-  const status: TaskStatus = run.cancelled
+  if (run.writeError) {
+    report.findings.push({ severity: 'high', title: 'Task files could not be written', detail: `${run.writeError}. The agent was stopped: its work could no longer be recorded.` });
+  }
+  const status: TaskStatus = run.writeError
+    ? 'failed'
+    : run.cancelled
     ? 'cancelled'
     : run.timedOut
       ? 'timed_out'
@@ -89,7 +101,7 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     ...(diff ? { diff } : {}),
     exitCode: run.exitCode,
     signal: run.signal,
-    ...(run.spawnError ? { error: run.spawnError } : {}),
+    ...(run.spawnError || run.writeError ? { error: run.spawnError ?? run.writeError } : {}),
   };
 }
 

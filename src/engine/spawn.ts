@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 import type { SpawnPlan } from '../agents/types';
+import { sweepTaskProcesses } from './process-sweep';
+import { WriteFault } from './write-fault';
 
 export interface RunAgentOptions {
   plan: SpawnPlan;
@@ -18,6 +21,18 @@ export interface RunAgentOptions {
   signal?: AbortSignal;
   /** Called once when the deadline or a cancel starts terminating the group (before the process has exited). */
   onTerminate?(reason: 'timeout' | 'cancel'): void;
+  /**
+   * A conversation over stdio (the ACP transport): stdin stays open and is handed over, with a writer of raw.log
+   * lines, instead of being fed plan.stdin and closed.
+   */
+  onStdin?(stdin: Writable, logLines: (lines: string[]) => void): void;
+  /** Aborting it ends a run whose work is done: the group is terminated as for a cancel, without counting as one. */
+  stopSignal?: AbortSignal;
+  /**
+   * Where a failed write of raw.log is latched; the events writer reports into the same one. Either failure stops
+   * the agent's group: a task whose record cannot be kept must not run on unrecorded.
+   */
+  fault?: WriteFault;
 }
 
 export interface RunAgentResult {
@@ -28,6 +43,8 @@ export interface RunAgentResult {
   cancelled: boolean;
   /** The process could not be started at all (binary missing, not executable…). */
   spawnError?: string;
+  /** A task file could not be written (disk full, file-size limit…); the group was stopped because of it. */
+  writeError?: string;
   durationMs: number;
 }
 
@@ -44,9 +61,16 @@ export function runAgentProcess(options: RunAgentOptions): Promise<RunAgentResul
   const { plan } = options;
   const started = Date.now();
   const raw = openSync(options.rawLogPath, 'w');
+  const fault = options.fault ?? new WriteFault();
   let rawOpen = true;
   const logLines = (lines: string[]) => {
-    if (rawOpen) writeLines(raw, lines);
+    if (!rawOpen) return;
+    try {
+      writeLines(raw, lines);
+    } catch (error) {
+      rawOpen = false;
+      fault.report('raw.log', error);
+    }
   };
   let timedOut = false;
   let cancelled = false;
@@ -64,9 +88,16 @@ export function runAgentProcess(options: RunAgentOptions): Promise<RunAgentResul
       if (killTimer) clearTimeout(killTimer);
       if (closeGuard) clearTimeout(closeGuard);
       options.signal?.removeEventListener('abort', onAbort);
+      options.stopSignal?.removeEventListener('abort', onStop);
+      fault.signal.removeEventListener('abort', onStop);
       rawOpen = false;
-      closeSync(raw);
-      resolve({ ...result, timedOut, cancelled, durationMs: Date.now() - started });
+      try {
+        closeSync(raw);
+      } catch {
+        /* EIO on close: what could be written was, the fault (if any) is already latched */
+      }
+      const writeError = fault.reason;
+      resolve({ ...result, ...(writeError ? { writeError } : {}), timedOut, cancelled, durationMs: Date.now() - started });
     };
 
     let child: ReturnType<typeof spawn>;
@@ -75,7 +106,7 @@ export function runAgentProcess(options: RunAgentOptions): Promise<RunAgentResul
         cwd: plan.cwd,
         env: options.env,
         detached: true,
-        stdio: [plan.stdin !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+        stdio: [plan.stdin !== undefined || options.onStdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
         windowsHide: true,
       });
     } catch (err) {
@@ -95,6 +126,10 @@ export function runAgentProcess(options: RunAgentOptions): Promise<RunAgentResul
       options.onTerminate?.('cancel');
       terminateGroup();
     };
+    // A declaration (hoisted): finish() may run, and unregister it, before this line is reached.
+    function onStop(): void {
+      if (!exited) terminateGroup();
+    }
 
     let exited = false;
     child.on('error', (err) => {
@@ -104,7 +139,10 @@ export function runAgentProcess(options: RunAgentOptions): Promise<RunAgentResul
     if (child.pid === undefined) return; // the 'error' event will settle
 
     options.onPid?.(child.pid);
-    if (plan.stdin !== undefined && child.stdin) {
+    if (options.onStdin && child.stdin) {
+      child.stdin.on('error', () => {}); // EPIPE once the agent is gone: the conversation sees the end on stdout
+      options.onStdin(child.stdin, logLines);
+    } else if (plan.stdin !== undefined && child.stdin) {
       child.stdin.on('error', () => {}); // an agent that never reads its stdin must not crash us with EPIPE
       child.stdin.end(plan.stdin);
     }
@@ -125,6 +163,10 @@ export function runAgentProcess(options: RunAgentOptions): Promise<RunAgentResul
     }, options.timeoutMs);
     if (options.signal?.aborted) onAbort();
     else options.signal?.addEventListener('abort', onAbort);
+    if (options.stopSignal?.aborted) onStop();
+    else options.stopSignal?.addEventListener('abort', onStop);
+    if (fault.signal.aborted) onStop();
+    else fault.signal.addEventListener('abort', onStop);
 
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
@@ -143,8 +185,11 @@ export function runAgentProcess(options: RunAgentOptions): Promise<RunAgentResul
     child.on('close', () => {
       stdout.end();
       stderr.end();
-      // Descendants that ignore SIGTERM and do not hold our pipes are still there: reap them before concluding.
-      void reapGroup(child.pid!, termSentAt, options.graceMs).then(() => finish({ pid: child.pid, exitCode, signal: exitSignal }));
+      // Descendants that ignore SIGTERM and do not hold our pipes are still there: reap them before concluding. Then
+      // those that left the group (setsid, double fork): found by the task id in their environment.
+      void reapGroup(child.pid!, termSentAt, options.graceMs)
+        .then(() => sweepEscapees(options.env.CAESAR_TASK_ID, options.graceMs))
+        .then(() => finish({ pid: child.pid, exitCode, signal: exitSignal }));
     });
   });
 }
@@ -162,6 +207,11 @@ async function reapGroup(pgid: number, termSentAt: number | undefined, graceMs: 
   signalGroup(pgid, 'SIGKILL');
   const killedAt = Date.now();
   while (groupAlive(pgid) && Date.now() - killedAt < 5000) await sleep(20);
+}
+
+/** Ends the task's processes that left its group; a sweep that fails must not keep the task from concluding. */
+async function sweepEscapees(taskId: string | undefined, graceMs: number): Promise<void> {
+  if (taskId) await sweepTaskProcesses(taskId, graceMs).catch(() => undefined);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -15,7 +15,8 @@ import {
 } from '../protocol';
 import { readJsonFile } from './atomic';
 import { UnsafeFileError, openRegularFile, readRegularFileBounded } from '../base/safe-read';
-import { combineDisposables, toDisposable, type Disposable } from '../base/disposable';
+import { combineDisposables, toDisposable, type IDisposable as Disposable } from '../base/disposable';
+import { Debouncer } from '../base/event';
 import { AppliedDocSchema, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../protocol';
 import { ACTIVE_STATUSES, DiscardedDocSchema, TaskStateSchema, type DiscardedDoc, type ObservedStatus, type TaskState } from '../protocol';
 import { tailLines } from './tail';
@@ -173,22 +174,10 @@ export class TaskStore {
    */
   watch(onChange: (ids: string[]) => void, debounceMs = 50): Disposable {
     const taskWatchers = new Map<string, FSWatcher>();
-    const changed = new Set<string>();
-    let timer: NodeJS.Timeout | undefined;
+    const changed = new Debouncer<string>(debounceMs, onChange);
     let rootWatcher: FSWatcher | undefined;
     let disposed = false;
-
-    const flush = () => {
-      timer = undefined;
-      if (disposed || changed.size === 0) return;
-      const ids = [...changed];
-      changed.clear();
-      onChange(ids);
-    };
-    const mark = (id: string) => {
-      changed.add(id);
-      timer ??= setTimeout(flush, debounceMs);
-    };
+    const mark = (id: string) => changed.add(id);
     const watchTask = (id: string) => {
       if (taskWatchers.has(id) || !isSafeId(id)) return;
       const watcher = safeWatch(path.join(this.tasksDir, id), () => mark(id), true);
@@ -232,7 +221,7 @@ export class TaskStore {
         rootWatcher?.close();
         for (const watcher of taskWatchers.values()) watcher.close();
         taskWatchers.clear();
-        if (timer) clearTimeout(timer);
+        changed.dispose();
       }),
     ]);
   }

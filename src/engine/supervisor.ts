@@ -31,9 +31,11 @@ import { QuestionsRelay } from './questions-relay';
 import { synthesize } from './report';
 import { concludeRun } from './run-conclusion';
 import { SlotWaitAborted, acquireSlot, type Slot } from './slots';
-import { runAgentProcess, type RunAgentResult } from './spawn';
+import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from './spawn';
+import { AcpSession, acpTier } from './acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../protocol';
 import { StateWriter } from './state-writer';
+import { WriteFault } from './write-fault';
 import type { WriterLease } from './writer-lock';
 
 export interface SuperviseOptions {
@@ -69,6 +71,8 @@ export async function superviseTask(taskDir: string, options: SuperviseOptions =
 class TaskRun {
   private readonly state: StateWriter;
   private readonly events: EventsWriter;
+  /** The first failed write of raw.log or events.jsonl: it stops the agent and fails the task (disk full). */
+  private readonly fault = new WriteFault();
   private readonly cancel: CancelWatch;
   private readonly questions: QuestionsRelay;
   /** Every agent-produced draft (translated stdout, the OACP outbox) goes through this one pairing step. */
@@ -89,6 +93,7 @@ class TaskRun {
   ) {
     this.state = new StateWriter(paths.state, initial);
     this.events = new EventsWriter(paths.events, id, (reason) => log(reason));
+    this.events.fault = this.fault;
     this.cancel = new CancelWatch(paths.cancelRequest, log);
     this.questions = new QuestionsRelay(paths, this.events, log);
     this.outbox = new AgentOutbox(paths.agentEvents, (drafts) => this.relay(drafts), log);
@@ -164,13 +169,18 @@ class TaskRun {
   }
 
   private async runAgent(launch: LaunchSpec, adapter: AgentAdapter, placement: Placement): Promise<TaskState> {
-    const tier = pickTier(launch, adapter);
+    const tier = acpTier(launch, pickTier(launch, adapter));
     const task = buildTask(launch, placement, this.paths);
     await writeJsonAtomic(this.paths.task, task);
     const prompt = renderBrief(task, tier);
     await writeFileAtomic(this.paths.brief, prompt);
     if (tier === 'schema') await writeJsonAtomic(this.paths.reportSchema, strictReportSchema());
-    const plan = adapter.build({
+    // The ACP transport (launch.transport) drives the agent over the Agent Client Protocol: src/engine/acp/.
+    const acp = launch.transport !== 'acp' ? undefined : new AcpSession({
+      adapter, task, tier, paths: this.paths, permissions: launch.permissions, inWorktree: Boolean(placement.worktree),
+      relay: this.questions, emit: (drafts) => this.relay(drafts), log: this.log,
+    });
+    const plan = (acp ?? adapter).build({
       task,
       taskDir: this.paths.dir,
       prompt,
@@ -184,19 +194,22 @@ class TaskRun {
     const restore = await layDownFiles(plan);
     await this.questions.start();
     await this.outbox.start();
-    const translator = adapter.createTranslator({ workspace: placement.workspace });
+    const translator = acp?.translator ?? adapter.createTranslator({ workspace: placement.workspace });
     await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
+    // The warm pool is topped up in the background, once the agent has its worktree and is running.
+    void placement.refillPool?.().catch((err: unknown) => this.log(`refilling the worktree pool: ${describeError(err)}`));
 
     let result: RunAgentResult;
     try {
-      result = await runAgentProcess({
+      const run: RunAgentOptions = {
         plan,
         env: agentEnv(plan, this.paths, this.id, launch, adapter.envKeys ?? []),
         rawLogPath: this.paths.rawLog,
         timeoutMs: launch.timeout_ms,
         graceMs: this.graceMs,
         signal: this.cancel.signal,
+        fault: this.fault,
         onPid: (pid) => void this.state.update({ agent_pid: pid }),
         onStdoutLines: (lines) => {
           const drafts: EventDraft[] = [];
@@ -216,7 +229,8 @@ class TaskRun {
               : { type: 'error', message: 'Task cancelled before execution finished.', fatal: true },
           );
         },
-      });
+      };
+      result = await (acp ? acp.run(run, prompt) : runAgentProcess(run));
     } finally {
       await restore();
     }

@@ -1,7 +1,7 @@
 import { promises as fs, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
 import { openRegularFile } from '../base/safe-read';
-import { toDisposable, type Disposable } from '../base/disposable';
+import { toDisposable, type IDisposable as Disposable } from '../base/disposable';
 
 export interface TailOptions {
   /** Byte offset to start from (0 = whole file). Resuming from a returned nextOffset never repeats or skips a line. */

@@ -3,6 +3,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { CAESAR_DIR, assertSafeId, worktreesDir, type Finding } from '../protocol';
 import { GitError, gitText, runGit } from './git';
+import { recycleWorktree } from './worktree-pool';
 
 export interface CreatedWorktree {
   path: string;
@@ -24,7 +25,16 @@ export function worktreePath(gitRoot: string, id: string): string {
  * `git worktree add -b caesar/<id> <gitRoot>/.caesar/wt/<id> HEAD`, run from the git root, then `rev-parse HEAD`
  * inside the new worktree: that SHA is base_ref.
  */
-export async function createWorktree(options: { gitRoot: string; id: string; branch?: string; root?: string }): Promise<CreatedWorktree> {
+export async function createWorktree(options: {
+  gitRoot: string;
+  id: string;
+  branch?: string;
+  root?: string;
+  /** A commit to check out instead of HEAD (Continue with Feedback: a snapshot of an earlier task's worktree). */
+  startPoint?: string;
+  /** The commit diffs are taken against, when it is not the one checked out (default: the worktree's HEAD). */
+  baseRef?: string;
+}): Promise<CreatedWorktree> {
   const { gitRoot, id } = options;
   const target = worktreePath(gitRoot, id);
   const branch = options.branch ?? defaultBranch(id);
@@ -34,7 +44,7 @@ export async function createWorktree(options: { gitRoot: string; id: string; bra
   }
   await mkdir(path.dirname(target), { recursive: true });
   try {
-    await runGit(['worktree', 'add', '-b', branch, target, 'HEAD'], { cwd: gitRoot });
+    await runGit(['worktree', 'add', '-b', branch, target, options.startPoint ?? 'HEAD'], { cwd: gitRoot });
   } catch (error) {
     const stderr = error instanceof GitError ? error.stderr : String(error);
     if (/invalid reference: HEAD|not a valid object name|unknown revision/i.test(stderr)) {
@@ -45,9 +55,14 @@ export async function createWorktree(options: { gitRoot: string; id: string; bra
     }
     throw error;
   }
-  const base_ref = await gitText(['rev-parse', '--verify', 'HEAD^{commit}'], target);
-  if (options.root) await writeFile(path.join(await adminDir(target), OWNER_FILE), `${path.resolve(options.root)}\n`);
+  const base_ref = await gitText(['rev-parse', '--verify', `${options.baseRef ?? 'HEAD'}^{commit}`], target);
+  if (options.root) await recordWorktreeOwner(target, options.root);
   return { path: target, branch, base_ref };
+}
+
+/** Records the caesar root whose task owns the worktree (see OWNER_FILE). */
+export async function recordWorktreeOwner(worktree: string, root: string): Promise<void> {
+  await writeFile(path.join(await adminDir(worktree), OWNER_FILE), `${path.resolve(root)}\n`);
 }
 
 /**
@@ -57,8 +72,11 @@ export async function createWorktree(options: { gitRoot: string; id: string; bra
  */
 const OWNER_FILE = 'caesar-root';
 
+/** The worktree's admin dir: from its `.git` file (`gitdir: <path>`, no git process), else by asking git. */
 async function adminDir(worktree: string): Promise<string> {
-  return gitText(['rev-parse', '--absolute-git-dir'], worktree);
+  const text = await readFile(path.join(worktree, '.git'), 'utf8').catch(() => '');
+  const gitdir = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+  return gitdir ? path.resolve(worktree, gitdir) : gitText(['rev-parse', '--absolute-git-dir'], worktree);
 }
 
 /** The caesar root recorded by createWorktree for this worktree, if any. */
@@ -89,7 +107,8 @@ export async function removeWorktree(options: { gitRoot: string; path: string; b
   if (path.dirname(target) !== container) {
     throw new Error(`Refusing to remove ${target}: caesar worktrees live directly under ${container}.`);
   }
-  if (existsSync(target)) {
+  // With a warm pool that has room, the worktree is cleaned and kept for a later task instead (worktree-pool.ts).
+  if (existsSync(target) && !(await recycleWorktree({ gitRoot, path: target }))) {
     const removal = await runGit(['worktree', 'remove', '--force', target], { cwd: gitRoot, okCodes: [0, 128] });
     if (removal.code !== 0) {
       if (!/is not a working tree/i.test(removal.stderr)) throw new GitError(['worktree', 'remove', '--force', target], removal.code, removal.stderr, gitRoot);

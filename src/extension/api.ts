@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { TaskStore } from '../engine/store';
 import type { CaesarStatus } from './status/statusBar';
 import type { LiveTasks } from './tasks/liveTasks';
-import { TaskNode, type TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
+import { FolderNode, TaskNode, type TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
 import type { Confirm } from './review/reviewCommands';
 import type { TimelineStats } from './timeline/messages';
 import type { DelegateCommands } from './delegate/delegateCommands';
@@ -25,7 +25,11 @@ export interface TreeItemSnapshot {
  * it; nothing here is needed by users (the commands are the user surface).
  */
 export interface CaesarApi {
+  /** The first folder's caesar root. */
   readonly root: string;
+  /** Every folder's caesar root, in the window's folder order. */
+  readonly roots: readonly string[];
+  /** The first folder's store. */
   readonly store: TaskStore;
   /** Milliseconds activate() took, measured inside it. */
   readonly activationMs: number;
@@ -37,7 +41,10 @@ export interface CaesarApi {
   readonly cliPath: string;
   /** Resolves when the first listing of tasks is in. */
   ready(): Promise<void>;
-  /** The tree as the view would render it now: children of active tasks, and of the tasks named in `expand`. */
+  /**
+   * The tree as the view would render it now: children of folders, of active tasks, and of the tasks named in
+   * `expand` (at any depth: nested tasks too).
+   */
   treeSnapshot(expand?: string[]): Promise<TreeItemSnapshot[]>;
   /** Resolves when the tree satisfies the predicate (re-checked on every tree change), or rejects after timeoutMs. */
   waitForTree(predicate: (tree: TreeItemSnapshot[]) => boolean, timeoutMs: number, expand?: string[]): Promise<TreeItemSnapshot[]>;
@@ -93,8 +100,7 @@ export interface ReviewApi {
 }
 
 export interface CaesarApiParts {
-  root: string;
-  store: TaskStore;
+  roots: string[];
   tasks: LiveTasks;
   tree: TasksTreeProvider;
   view: vscode.TreeView<TaskTreeNode>;
@@ -110,11 +116,12 @@ export interface CaesarApiParts {
 }
 
 /** Builds the API activate() returns, over the live views (it reads them; it never holds state of its own). */
-export function createCaesarApi({ root, store, tasks, tree, view, status, timelines, cliPath, timing, showOnStartup, review, mcp, delegator, inbox }: CaesarApiParts): CaesarApi {
+export function createCaesarApi({ roots, tasks, tree, view, status, timelines, cliPath, timing, showOnStartup, review, mcp, delegator, inbox }: CaesarApiParts): CaesarApi {
   // Children are listed for active tasks (the view shows them expanded) and for the ids asked for: listing a finished
   // task's children reads its events, which the view itself only does when the user expands it.
   const snapshot = async (expand: string[] = []): Promise<TreeItemSnapshot[]> => {
     const wanted = (node: TaskTreeNode) => {
+      if (node instanceof FolderNode) return true;
       if (!(node instanceof TaskNode)) return false;
       const summary = tasks.get(node.taskId);
       return expand.includes(node.taskId) || (summary !== undefined && (summary.observed === 'running' || summary.observed === 'pending'));
@@ -123,7 +130,7 @@ export function createCaesarApi({ root, store, tasks, tree, view, status, timeli
       Promise.all(
         nodes.map(async (node) => ({
           ...snapshotOf(tree.getTreeItem(node)),
-          children: depth === 0 && wanted(node) ? await walk(await tree.childrenOf(node), 1) : [],
+          children: depth < 4 && wanted(node) ? await walk(await tree.childrenOf(node), depth + 1) : [],
         })),
       );
     return walk(await tree.childrenOf(), 0);
@@ -138,8 +145,9 @@ export function createCaesarApi({ root, store, tasks, tree, view, status, timeli
   });
 
   const api: CaesarApi = {
-    root,
-    store,
+    root: roots[0]!,
+    roots,
+    store: tasks.store,
     ...timing,
     cliPath,
     ready: () => tasks.ready(),

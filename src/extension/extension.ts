@@ -3,21 +3,21 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { TaskStore } from '../engine/store';
 import { createCaesarApi, type CaesarApi } from './api';
-import { registerCliCommands } from './cliCommand';
-import { findCaesarRoot } from './root';
-import { showOnStartup } from './startup';
-import { CaesarStatus } from './status/statusBar';
-import { LiveTasks } from './tasks/liveTasks';
-import { BASE_SCHEME, BaseRefContentProvider, openChange } from './tasks/review';
-import { DetailNode, TaskNode, TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
+import { registerCommands, type WindowServices } from './commands';
 import { DelegateCommands } from './delegate/delegateCommands';
-import { QuestionInbox } from './questions/inbox';
-import { TIMELINE_VIEW_TYPE, TimelinePanels } from './timeline/panel';
 import { registerCaesarMcp } from './mcp/provider';
+import { QuestionInbox } from './questions/inbox';
+import { BASE_SCHEME, BaseVersionProvider } from './review/baseContent';
 import { changeUri } from './review/changeUri';
 import { TaskFileDecorations } from './review/decorations';
 import { ReviewCommands } from './review/reviewCommands';
+import { findCaesarRoot } from './root';
+import { showOnStartup } from './startup';
+import { CaesarStatus } from './status/statusBar';
 import { TaskActions } from './taskActions';
+import { LiveTasks, type TaskRoot } from './tasks/liveTasks';
+import { TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
+import { TIMELINE_VIEW_TYPE, TimelinePanels } from './timeline/panel';
 
 /** Set when the bundle has been evaluated (every import above has run). */
 const bundleEvaluatedAt = Date.now();
@@ -26,76 +26,59 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
   const started = Date.now();
   const log = vscode.window.createOutputChannel('Caesar', { log: true });
   context.subscriptions.push(log);
-  const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file');
-  let delegator: DelegateCommands | undefined;
+  const window: WindowServices = { context, log, cliScript: path.join(context.extensionPath, 'dist', 'caesar.js') };
+  const roots = taskRootsOf(vscode.workspace.workspaceFolders ?? []);
+  // The base side of a diff reads its URI alone (task, commit, root): registered first, so a diff editor restored
+  // after a reload is served before the task list has loaded.
   context.subscriptions.push(
-    vscode.commands.registerCommand('caesar.showLog', () => log.show()),
-    vscode.commands.registerCommand('caesar.delegate', (arg?: unknown) => (delegator ? delegator.delegate(arg) : noFolder())),
-    vscode.commands.registerCommand('caesar.delegateSeveral', (arg?: unknown) => (delegator ? delegator.delegateSeveral(arg) : noFolder())),
-    ...registerCliCommands(context, cliScriptOf(context), log),
+    vscode.workspace.registerTextDocumentContentProvider(BASE_SCHEME, new BaseVersionProvider(() => taskRootsOf(vscode.workspace.workspaceFolders ?? []).map((r) => r.root))),
   );
-  if (!folder) {
+  if (roots.length === 0) {
+    context.subscriptions.push(...registerCommands(window));
     log.info('no local folder is open: the Tasks view stays empty');
     return undefined;
   }
 
-  const root = findCaesarRoot(folder.uri.fsPath);
-  const store = new TaskStore(root);
-  const tasks = new LiveTasks(store, log);
+  const tasks = new LiveTasks(roots, log);
   const tree = new TasksTreeProvider(tasks);
   const view = vscode.window.createTreeView<TaskTreeNode>('caesar.tasks', { treeDataProvider: tree, showCollapseAll: true, canSelectMany: true });
   const status = new CaesarStatus(tasks, view as vscode.TreeView<unknown>);
   const timelines = new TimelinePanels(tasks, context.extensionUri, log);
-  context.subscriptions.push(tasks, tree, view, status, timelines);
-  delegator = new DelegateCommands({ root, tasks, tree, view, cliScript: cliScriptOf(context), state: context.workspaceState, log });
-  const inbox = new QuestionInbox(root, tasks, log);
-  context.subscriptions.push(delegator, inbox);
-  context.subscriptions.push(
-    vscode.window.registerWebviewPanelSerializer(TIMELINE_VIEW_TYPE, timelines),
-    vscode.workspace.registerTextDocumentContentProvider(BASE_SCHEME, new BaseRefContentProvider(tasks)),
-    vscode.commands.registerCommand('caesar.openTimeline', async (arg?: TaskNode | string) => {
-      const id = typeof arg === 'string' ? arg : arg instanceof TaskNode ? arg.taskId : await pickTask(tasks);
-      if (id) timelines.open(id);
-    }),
-    vscode.commands.registerCommand('caesar.openChange', (taskId: string, file: string) =>
-      openChange(tasks, taskId, file).catch((err: Error) => vscode.window.showErrorMessage(`Caesar: ${err.message}`)),
-    ),
-    vscode.commands.registerCommand('caesar.refresh', () => tasks.reloadAll()),
-    vscode.commands.registerCommand('caesar.answerQuestion', (arg?: TaskTreeNode | string, questionId?: string) =>
-      arg instanceof DetailNode && arg.kind === 'question'
-        ? inbox.answerCommand(arg.taskId, arg.key)
-        : inbox.answerCommand(typeof arg === 'string' ? arg : arg?.taskId, questionId),
-    ),
-    vscode.commands.registerCommand('caesar.copyTaskId', (node?: TaskNode) => {
-      if (node instanceof TaskNode) void vscode.env.clipboard.writeText(node.taskId);
-    }),
-  );
-
+  const delegator = new DelegateCommands({ tasks, tree, view, cliScript: window.cliScript, state: context.workspaceState, log });
+  const inbox = new QuestionInbox(tasks, log);
   // Review, apply, discard (review/), the per-task actions, and the MCP server offered to the editor's chat.
   const activeTimelineTask = () => timelines.activeTaskId();
   const review = new ReviewCommands(tasks, activeTimelineTask, log);
   const decorations = new TaskFileDecorations(tasks);
   const actions = new TaskActions({
-    tasks, cliScript: cliScriptOf(context), log, activeTimelineTask,
+    tasks, cliScript: window.cliScript, log, activeTimelineTask,
     reveal: async (id) => {
       await tasks.ready();
       // Best effort: the view may not have re-read its root yet (the task still shows up, at the top).
       if (tasks.get(id)) await view.reveal(tree.nodeFor(id), { select: true, focus: false }).then(undefined, (err: Error) => log.warn(`revealing task ${id}: ${err.message}`));
     },
   });
-  const mcp = registerCaesarMcp(cliScriptOf(context), root, log);
-  context.subscriptions.push(review, decorations, actions, vscode.window.registerFileDecorationProvider(decorations), ...(mcp?.disposables ?? []));
+  // The chat's MCP server works on the first folder's root (one server definition per window).
+  const mcp = registerCaesarMcp(window.cliScript, roots[0]!.root, log);
+  context.subscriptions.push(
+    tasks, tree, view, status, timelines, delegator, inbox, decorations,
+    vscode.window.registerWebviewPanelSerializer(TIMELINE_VIEW_TYPE, timelines),
+    vscode.window.registerFileDecorationProvider(decorations),
+    ...registerCommands(window, { ...window, tasks, tree, view, timelines, inbox, delegator, review, actions }),
+    ...(mcp?.disposables ?? []),
+    // The roots are read once: a folder added later is listed after a reload (said in the log, not guessed at).
+    vscode.workspace.onDidChangeWorkspaceFolders(() => log.info('the window’s folders changed: reload the window to list the tasks of added folders')),
+  );
 
   const activationMs = Date.now() - started;
   const loadAndActivateMs = Date.now() - loadStartedAt;
-  log.info(`activated in ${activationMs} ms (${loadAndActivateMs} ms with loading the bundle); root ${root} (tasks in ${store.tasksDir})`);
+  log.info(`activated in ${activationMs} ms (${loadAndActivateMs} ms with loading the bundle); roots ${roots.map((r) => r.root).join(', ')}`);
   void tasks.ready().then(() => log.info(`${tasks.list().length} task(s) listed, ${Date.now() - started} ms after activation began`));
   const startup = () => showOnStartup(tasks, timelines, log).catch((err: Error) => log.warn(`showing the Caesar view on startup: ${err.message}`));
   void startup();
 
   return createCaesarApi({
-    root,
-    store,
+    roots: roots.map((r) => r.root),
     tasks,
     tree,
     view,
@@ -103,7 +86,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
     timelines,
     delegator,
     inbox,
-    cliPath: cliScriptOf(context),
+    cliPath: window.cliScript,
     timing: { activationMs, loadAndActivateMs, bundleEvaluationMs: bundleEvaluatedAt - loadStartedAt },
     showOnStartup: startup,
     review: {
@@ -119,22 +102,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
   });
 }
 
-function noFolder(): undefined {
-  void vscode.window.showInformationMessage('Caesar: open a folder to delegate a task; its tasks live in the folder’s .caesar/ directory.');
-  return undefined;
-}
-
-/** The bundled CLI shipped with the extension. */
-function cliScriptOf(context: vscode.ExtensionContext): string {
-  return path.join(context.extensionPath, 'dist', 'caesar.js');
-}
-
-async function pickTask(tasks: LiveTasks): Promise<string | undefined> {
-  const picked = await vscode.window.showQuickPick(
-    tasks.list().map((s) => ({ label: s.state.objective, description: `${s.state.agent} · ${s.observed}`, detail: s.id, id: s.id })),
-    { placeHolder: 'Open the timeline of which task?' },
-  );
-  return picked?.id;
+/** One task root per local folder (folders inside the same repository share its root, shown once). */
+function taskRootsOf(folders: readonly vscode.WorkspaceFolder[]): TaskRoot[] {
+  const roots = new Map<string, TaskRoot>();
+  for (const folder of folders) {
+    if (folder.uri.scheme !== 'file') continue;
+    const root = findCaesarRoot(folder.uri.fsPath);
+    if (!roots.has(root)) roots.set(root, { root, name: folder.name, store: new TaskStore(root) });
+  }
+  return [...roots.values()];
 }
 
 export function deactivate(): void {

@@ -18,40 +18,42 @@ export interface TaskActionsDeps {
 }
 
 /**
- * The per-task actions of the Tasks tree's context menu: Cancel, Re-run, Open Raw Log, Reveal Task Folder (Copy Task
- * ID is registered with the tree). Cancel writes the engine's cancel request; Re-run delegates the same objective with
- * the same settings through the engine; the others only open files of the task directory.
+ * The per-task actions of the Tasks tree's context menu: Cancel, Re-run, Open Raw Log, Reveal Task Folder (registered
+ * in commands.ts). Cancel writes the engine's cancel request; Re-run delegates the same objective with the same
+ * settings through the engine; the others only open files of the task directory.
  */
-export class TaskActions implements vscode.Disposable {
-  private readonly disposables: vscode.Disposable[] = [];
+export class TaskActions {
+  constructor(private readonly deps: TaskActionsDeps) {}
 
-  constructor(private readonly deps: TaskActionsDeps) {
-    const { log } = deps;
-    const command = (id: string, placeHolder: string, eligible: (s: TaskSummary) => boolean, fn: (taskId: string) => Promise<unknown>) =>
-      vscode.commands.registerCommand(id, async (arg?: unknown) => {
+  /** The handlers of the per-task commands, by command id, for commands.ts to register. */
+  handlers(): Record<string, (arg?: unknown) => Promise<unknown>> {
+    const { log, tasks } = this.deps;
+    const command =
+      (id: string, placeHolder: string, eligible: (s: TaskSummary) => boolean, fn: (taskId: string) => Promise<unknown>) =>
+      async (arg?: unknown) => {
         try {
           const target =
             arg !== undefined
-              ? targetOf(deps.tasks, arg)
-              : (activeEditorTarget(deps.tasks, deps.activeTimelineTask) ?? (await pickTaskTarget(deps.tasks, eligible, placeHolder)));
+              ? targetOf(tasks, arg)
+              : (activeEditorTarget(tasks, this.deps.activeTimelineTask) ?? (await pickTaskTarget(tasks, eligible, placeHolder)));
           return target ? await fn(target.taskId) : undefined;
         } catch (err) {
           log.warn(`${id}: ${(err as Error).message}`);
           void vscode.window.showErrorMessage(`Caesar: ${(err as Error).message}`);
           return undefined;
         }
-      });
-    this.disposables.push(
-      command('caesar.cancel', 'Cancel which task?', (s) => isActive(s.observed), (id) => this.cancel(id)),
-      command('caesar.rerun', 'Run which task again?', (s) => !isActive(s.observed), (id) => this.rerun(id)),
-      command('caesar.openRawLog', "Open which task's raw log?", () => true, (id) => this.openRawLog(id)),
-      command('caesar.revealTaskFolder', "Reveal which task's folder?", () => true, (id) => this.revealTaskFolder(id)),
-    );
+      };
+    return {
+      'caesar.cancel': command('caesar.cancel', 'Cancel which task?', (s) => isActive(s.observed), (id) => this.cancel(id)),
+      'caesar.rerun': command('caesar.rerun', 'Run which task again?', (s) => !isActive(s.observed), (id) => this.rerun(id)),
+      'caesar.openRawLog': command('caesar.openRawLog', "Open which task's raw log?", () => true, (id) => this.openRawLog(id)),
+      'caesar.revealTaskFolder': command('caesar.revealTaskFolder', "Reveal which task's folder?", () => true, (id) => this.revealTaskFolder(id)),
+    };
   }
 
   /** Files the cancel request the task's supervisor acts on (it stops the agent and concludes `cancelled`). */
   async cancel(taskId: string): Promise<CancelOutcome> {
-    const outcome = await requestCancel(this.deps.tasks.store.root, taskId, 'vscode');
+    const outcome = await requestCancel(this.deps.tasks.rootOf(taskId), taskId, 'vscode');
     this.deps.log.info(`cancel ${taskId}: ${outcome.requested ? 'requested' : `nothing to cancel (${outcome.status})`}`);
     if (!outcome.requested) void vscode.window.showInformationMessage(`Caesar: task ${taskId} is ${outcome.status}; there is nothing to cancel.`);
     return outcome;
@@ -66,7 +68,7 @@ export class TaskActions implements vscode.Disposable {
       void vscode.window.showWarningMessage('Caesar: this workspace is not trusted, so Caesar starts no agent here. Trust the workspace (Workspaces: Manage Workspace Trust) to re-run a task.');
       return undefined;
     }
-    const root = this.deps.tasks.store.root;
+    const root = this.deps.tasks.rootOf(taskId);
     const view = await requireTaskView(root, taskId);
     const { state, task } = view;
     const workspace = await checkWorkspace(root, state.workspace);
@@ -97,7 +99,7 @@ export class TaskActions implements vscode.Disposable {
 
   /** The agent's own output (stdout and stderr, as it wrote them), in an editor. */
   async openRawLog(taskId: string): Promise<vscode.Uri | undefined> {
-    const file = taskPaths(this.deps.tasks.store.root, taskId).rawLog;
+    const file = taskPaths(this.deps.tasks.rootOf(taskId), taskId).rawLog;
     if (!existsSync(file)) {
       void vscode.window.showInformationMessage(`Caesar: task ${taskId} has no raw log (yet): its agent has written nothing.`);
       return undefined;
@@ -109,13 +111,10 @@ export class TaskActions implements vscode.Disposable {
 
   /** Shows `.caesar/tasks/<id>/` in the Explorer when it is inside an open folder, else in the system's file manager. */
   async revealTaskFolder(taskId: string): Promise<vscode.Uri> {
-    const dir = vscode.Uri.file(taskPaths(this.deps.tasks.store.root, taskId).dir);
+    const dir = vscode.Uri.file(taskPaths(this.deps.tasks.rootOf(taskId), taskId).dir);
     const inWorkspace = vscode.workspace.workspaceFolders?.some((f) => f.uri.scheme === 'file' && !path.relative(f.uri.fsPath, dir.fsPath).startsWith('..'));
     await vscode.commands.executeCommand(inWorkspace ? 'revealInExplorer' : 'revealFileInOS', dir);
     return dir;
   }
 
-  dispose(): void {
-    for (const d of this.disposables) d.dispose();
-  }
 }

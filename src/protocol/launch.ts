@@ -40,6 +40,12 @@ export const LaunchSpecSchema = z.object({
   depth: z.number().int().nonnegative().default(0),
   /** The task whose agent delegated this one ($CAESAR_TASK_ID at delegation), so UIs can nest sub-tasks. */
   parent_task_id: z.string().refine(isSafeId, 'not a safe task id').optional(),
+  /**
+   * Continue with Feedback: the worktree starts from this commit (a snapshot of an earlier task's worktree, whose
+   * first parent is that task's base_ref) instead of HEAD. base_ref stays that parent, so the new task's diff, and
+   * so Apply, carries the earlier task's changes plus the new ones.
+   */
+  base_commit: z.string().regex(/^[0-9a-f]{40,64}$/, 'not a commit id').optional(),
   channel: z.boolean().default(false),
   extra_args: z.array(z.string()).default([]),
   allow_inplace_write: z.boolean().default(false),
@@ -50,6 +56,8 @@ export const LaunchSpecSchema = z.object({
       setup: z.array(z.string()).default([]),
     })
     .default({ copy: [], link: [], setup: [] }),
+  /** `[worktree] pool` of the configuration: warm worktrees the supervisor keeps for this repository (0 = none). */
+  worktree_pool: z.number().int().min(0).max(16).optional(),
   generic_agent: GenericAgentDefSchema.optional(),
   findings: z.array(FindingSchema).default([]),
   /** Slots shared by every task of this root; resolved from policy at delegation time. Default 4. */
@@ -61,6 +69,13 @@ export const LaunchSpecSchema = z.object({
    */
   env_policy: z.enum(['inherit', 'minimal']).default('inherit'),
   env_allow: z.array(z.string()).default([]),
+  /** How the agent is driven: its own JSON stream (`stream`) or the Agent Client Protocol over stdio (`acp`). */
+  transport: z.enum(['stream', 'acp']).default('stream'),
+  /**
+   * ACP permission requests (`[policy] permissions`): `ask` puts each to the user as a question; `allow-in-worktree`
+   * allows them when the task runs in a worktree; `deny` rejects them all. Read-only tasks never allow a write.
+   */
+  permissions: z.enum(['ask', 'allow-in-worktree', 'deny']).default('ask'),
   created_at: z.string(),
 });
 export type LaunchSpec = z.infer<typeof LaunchSpecSchema>;

@@ -9,7 +9,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
 import { buildCli } from '../engine/runtime/helpers';
-import { addWorktree, appendEvents, cleanupAll, cli, event, makeRepo, makeTask, until, writeQuestion, writeState } from './follow-helpers';
+import { addWorktree, appendEvents, cleanupAll, cli, event, makeRepo, makeTask, writeQuestion, writeState } from './follow-helpers';
+import { waitFor } from '../support/wait';
 
 /** A finished worktree task whose agent edited src/app.txt and created NOTES.md. */
 function finishedWorktreeTask(repo: string) {
@@ -182,7 +183,7 @@ describe('the caesar CLI as a user meets it', function () {
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    await until(() => stdout.split('\n').length > 5, 'the first five lines');
+    await waitFor('the first five lines', () => stdout.split('\n').length > 5);
     child.stdout.destroy(); // what `head -5` does once it has its lines
     // The task goes on: its next events make watch write into the closed pipe.
     for (let i = 0; i < 100 && child.exitCode === null && child.signalCode === null; i++) {

@@ -159,15 +159,6 @@ export async function cli(cwd: string, argv: string[], options: Parameters<typeo
   return { code, stdout: c.stdout(), stderr: c.stderr() };
 }
 
-/** Waits until `predicate` holds, checking whenever `poke` is called or every 20 ms (test-side only). */
-export async function until(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** Runs `node dist/caesar.js …` as a separate process. */
 export function spawnCaesar(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess & { output: () => string; errors: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [CAESAR_JS, ...args], {

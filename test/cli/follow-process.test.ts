@@ -6,7 +6,8 @@ import { strict as assert } from 'node:assert';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { ANSI, CAESAR_JS, caesarOnce, cleanupAll, ensureBuilt, makeRepo, spawnCaesar, until } from './follow-helpers';
+import { ANSI, CAESAR_JS, caesarOnce, cleanupAll, ensureBuilt, makeRepo, spawnCaesar } from './follow-helpers';
+import { waitFor } from '../support/wait';
 
 interface PsRow {
   id: string;
@@ -82,7 +83,7 @@ describe('caesar CLI across processes (demo agent)', function () {
     assert.doesNotMatch(frame.stdout, ANSI);
 
     // The agent now waits for the answer and says nothing: after 30 s the plain watch flags the silence.
-    await until(() => /silence 3\ds/.test(watch.output()), 'the silence line from watch', 45_000);
+    await waitFor('the silence line from watch', () => /silence 3\ds/.test(watch.output()), 45_000);
 
     const answered = await caesarOnce(repo, ['answer', row.id, question.id, 'yes, go ahead']);
     assert.equal(answered.code, 0, answered.stderr);
@@ -100,7 +101,7 @@ describe('caesar CLI across processes (demo agent)', function () {
     assert.doesNotMatch(watch.output() + logs.output(), ANSI);
 
     const otherId = (await ps(repo)).find((r) => r.objective === 'write OTHER.md')!.id;
-    await until(() => (ndjson.output().match(/"type":"finished"/g) ?? []).length === 2, 'both finished events in the NDJSON stream');
+    await waitFor('both finished events in the NDJSON stream', () => (ndjson.output().match(/"type":"finished"/g) ?? []).length === 2);
     ndjson.kill('SIGINT');
     assert.equal(await ndjson.exited, 0, ndjson.errors());
     const events = ndjson.output().trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; seq: number; type: string });
@@ -138,7 +139,7 @@ describe('caesar CLI across processes (demo agent)', function () {
     let screen = '';
     pty.stdout.on('data', (d) => (screen += d));
     const exited = new Promise<number | null>((resolve) => pty.on('close', (code) => resolve(code)));
-    await until(() => screen.includes(row.pending_questions[0]!.question), 'the question on the live screen', 30_000);
+    await waitFor('the question on the live screen', () => screen.includes(row.pending_questions[0]!.question), 30_000);
     assert.ok(screen.startsWith('\x1b[?1049h\x1b[?25l'), 'alternate screen and hidden cursor first');
     assert.match(screen, /\x1b\[\d+m/, 'colours on a terminal');
     pty.stdin.write('\x03');

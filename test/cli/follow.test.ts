@@ -14,10 +14,10 @@ import {
   fakeSupervisor,
   makeRepo,
   makeTask,
-  until,
   writeQuestion,
   writeState,
 } from './follow-helpers';
+import { waitFor } from '../support/wait';
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 
@@ -148,11 +148,11 @@ describe('caesar logs', () => {
     appendEvents(repo, task.id, event(task.id, { type: 'started', agent: 'demo' }));
     const c = capture(repo);
     const done = runCli(['logs', task.id, '--follow'], c.io);
-    await until(() => c.stdout().includes('[0] started'), 'the first event');
+    await waitFor('the first event', () => c.stdout().includes('[0] started'));
     appendEvents(repo, task.id, event(task.id, { type: 'progress', message: 'half way', pct: 50 }));
-    await until(() => c.stdout().includes('[1] progress 50% half way'), 'the appended event');
+    await waitFor('the appended event', () => c.stdout().includes('[1] progress 50% half way'));
     appendRaw(repo, task.id, '{broken\n');
-    await until(() => c.stderr().includes('unreadable event line'), 'the bad line on stderr');
+    await waitFor('the bad line on stderr', () => c.stderr().includes('unreadable event line'));
     appendEvents(repo, task.id, event(task.id, { type: 'finished', status: 'success', summary: 'ok' }));
     writeState(repo, { ...task, status: 'succeeded', report_status: 'success', ended_at: new Date().toISOString() });
     assert.equal(await done, 0);
@@ -166,7 +166,7 @@ describe('caesar logs', () => {
     appendEvents(repo, task.id, event(task.id, { type: 'started', agent: 'demo' }));
     const c = capture(repo);
     const done = runCli(['logs', task.id, '--follow'], c.io);
-    await until(() => c.stdout().includes('[0] started'), 'the first event');
+    await waitFor('the first event', () => c.stdout().includes('[0] started'));
     supervisor.kill('SIGKILL');
     assert.equal(await done, 0);
     assert.match(c.stderr(), /is lost: its supervisor died/);
@@ -246,10 +246,10 @@ describe('caesar watch', () => {
     appendEvents(repo, quiet.id, event(quiet.id, { type: 'started', agent: 'claude' }, new Date(Date.now() - 40_000)));
     const c = capture(repo);
     const done = runCli(['watch', quiet.id], c.io);
-    await until(() => c.stdout().includes('started claude'), 'the existing event');
-    await until(() => /silence 4\ds/.test(c.stdout()), 'the silence line', 5000);
+    await waitFor('the existing event', () => c.stdout().includes('started claude'));
+    await waitFor('the silence line', () => /silence 4\ds/.test(c.stdout()), 5000);
     appendEvents(repo, quiet.id, event(quiet.id, { type: 'file_changed', path: 'src/app.txt', action: 'modified' }));
-    await until(() => c.stdout().includes('file_changed modified src/app.txt'), 'the new event');
+    await waitFor('the new event', () => c.stdout().includes('file_changed modified src/app.txt'));
     appendEvents(repo, quiet.id, event(quiet.id, { type: 'finished', status: 'success', summary: 'done' }));
     writeState(repo, { ...quiet, status: 'succeeded', report_status: 'success', ended_at: new Date().toISOString() });
     assert.equal(await done, 0);
@@ -269,12 +269,12 @@ describe('caesar watch', () => {
     appendEvents(repo, first.id, event(first.id, { type: 'started', agent: 'demo' }));
     const c = capture(repo);
     const done = runCli(['watch', '--json'], c.io);
-    await until(() => c.out.length === 1, 'the first task event');
+    await waitFor('the first task event', () => c.out.length === 1);
     const second = makeTask(repo);
     appendEvents(repo, second.id, event(second.id, { type: 'started', agent: 'demo' }));
-    await until(() => c.out.length === 2, 'the second task, started after watch');
+    await waitFor('the second task, started after watch', () => c.out.length === 2);
     appendEvents(repo, first.id, event(first.id, { type: 'message', text: 'hi' }));
-    await until(() => c.out.length === 3, 'a later event of the first task');
+    await waitFor('a later event of the first task', () => c.out.length === 3);
     c.abort.abort();
     assert.equal(await done, 0);
     const events = c.stdout().trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; type: string });
@@ -289,15 +289,15 @@ describe('caesar watch', () => {
     const modes: boolean[] = [];
     c.stdin.setRawMode = (m: boolean) => modes.push(m);
     const done = runCli(['watch'], c.io);
-    await until(() => c.stdout().includes('Polish the README'), 'the first frame');
+    await waitFor('the first frame', () => c.stdout().includes('Polish the README'));
     assert.ok(c.stdout().startsWith('\x1b[?1049h\x1b[?25l'), 'alternate screen, cursor hidden');
     appendEvents(repo, task.id, event(task.id, { type: 'tool_use', tool: 'Edit', input_summary: 'README.md', status: 'started', id: 'e' }));
-    await until(() => /▸ Edit README\.md — \ds/.test(c.out.at(-1) ?? ''), 'the tool start, shown when it starts');
+    await waitFor('the tool start, shown when it starts', () => /▸ Edit README\.md — \ds/.test(c.out.at(-1) ?? ''));
     mkdirSync(taskPaths(repo, task.id).questionsDir, { recursive: true });
     appendEvents(repo, task.id, event(task.id, { type: 'finished', status: 'success', summary: 'ok' }));
     writeState(repo, { ...task, status: 'succeeded', report_status: 'success', ended_at: new Date().toISOString() });
     const lastFrame = () => (c.out.at(-1) ?? '').replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
-    await until(() => /Recently finished\n.*✓.*succeeded \/ report success/.test(lastFrame()), 'the finished task lingering');
+    await waitFor('the finished task lingering', () => /Recently finished\n.*✓.*succeeded \/ report success/.test(lastFrame()));
     assert.match(lastFrame(), /No task in progress\. The window stays open\./);
     assert.match(c.out.at(-1)!, /\x1b\[32m✓/, 'colour on a TTY');
     c.stdin.write('q');

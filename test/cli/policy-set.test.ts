@@ -28,6 +28,7 @@ describe('caesar policy set', function () {
       ['default_channel', 'true', { default_channel: true }],
       ['env', 'minimal', { env: 'minimal' }],
       ['env_allow', 'AWS_PROFILE,HTTPS_*', { env_allow: ['AWS_PROFILE', 'HTTPS_*'] }],
+      ['permissions', 'allow-in-worktree', { permissions: 'allow-in-worktree' }],
     ];
     assert.deepEqual(cases.map(([key]) => key).sort(), [...POLICY_TOML_KEYS].sort(), 'a case for every policy key');
     const expected: PolicyConfig = { ...DEFAULT_POLICY };

@@ -141,9 +141,20 @@ describe('caesar run (real CLI processes, real git)', function () {
     assert.match(typo.stderr, /Unexpected argument "the"/);
   });
 
+  it('--transport acp runs the demo agent over ACP: its permission request is refused by policy in a read-only task', async () => {
+    const repo = makeRepo({ 'README.md': '# test repo\n' });
+    const run = await cli(repo, ['run', '--agent', 'demo', '--transport', 'acp', '--mode', 'read-only', '--isolation', 'worktree', 'Write GREETING.md', '--json']);
+    const out = JSON.parse(run.stdout);
+    const launch = JSON.parse(readFileSync(path.join(repo, '.caesar/tasks', out.task_id, 'launch.json'), 'utf8'));
+    assert.equal(launch.transport, 'acp');
+    const events = readFileSync(path.join(repo, '.caesar/tasks', out.task_id, 'events.jsonl'), 'utf8');
+    assert.match(events, /Permission answered automatically: [^"]*reject/);
+    assert.deepEqual(out.diff?.files ?? [], [], 'the refused write never happened');
+  });
+
   it('refuses an unknown agent, a bad flag value and a missing agent with exit 2, leaving no task behind', async () => {
     const repo = makeRepo();
-    for (const args of [['run', 'x', '--agent', 'nope'], ['run', 'x', '--agent', 'demo', '--mode', 'rw'], ['run', 'x']]) {
+    for (const args of [['run', 'x', '--agent', 'nope'], ['run', 'x', '--agent', 'demo', '--mode', 'rw'], ['run', 'x', '--agent', 'demo', '--transport', 'pigeon'], ['run', 'x']]) {
       const run = await cli(repo, args);
       assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stderr, /caesar: /);

@@ -84,6 +84,8 @@ describe('delegation resolution (engine/resolve)', () => {
       max_parallel: 4,
       env_policy: 'inherit',
       env_allow: [],
+      transport: 'stream',
+      permissions: 'ask',
     });
   });
 
@@ -282,10 +284,9 @@ describe('agent catalogue (engine/agent-catalogue)', () => {
     const tool = fakeProgram(bin, 'tool', 'tool 9.9\nmore');
     assert.equal(await probeVersion(tool), 'tool 9.9');
     const slow = path.join(bin, 'slow');
-    fs.writeFileSync(slow, '#!/bin/sh\nexec sleep 5\n', { mode: 0o755 });
-    const started = Date.now();
+    // Answers, but only after 5 s: a probe that waited would return the version.
+    fs.writeFileSync(slow, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} -e "setTimeout(() => console.log('slow 1.0'), 5000)"\n`, { mode: 0o755 });
     assert.equal(await probeVersion(slow, ['--version'], process.env, 300), undefined);
-    assert.ok(Date.now() - started < 3000);
   });
 
   it('lists every built-in agent plus [[agent]] entries; only the demo agent is available without agent CLIs', async () => {

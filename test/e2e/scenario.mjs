@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { measureTimeline, runTimelineXssProof } from './timeline.mjs';
 
 export const XSS = '<img src=x onerror=alert(1)>';
 
@@ -32,6 +33,14 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 180_000 });
   await page.waitForSelector('.monaco-workbench .activitybar', { timeout: 180_000 });
   await shot('workbench');
+  const timelineStep = async () => {
+    await runTimelineXssProof(page, { workspace, log, shot });
+    const sizes = process.env.CAESAR_TIMELINE_BENCH === '1' ? [100_000, 1_000_000] : [100_000];
+    const figures = await measureTimeline(page, { workspace, log, sizes });
+    writeFileSync(path.join(path.dirname(screenshots), 'timeline-figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
+  };
+  // CAESAR_UI_STEPS=timeline runs the timeline step alone (bench/timeline-editor.mjs).
+  if (process.env.CAESAR_UI_STEPS === 'timeline') return timelineStep();
 
   // 1. Open the Caesar view from the activity bar: empty, with its welcome text.
   await page.locator('.activitybar [aria-label^="Caesar"]').first().click();
@@ -85,8 +94,10 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await frame.locator('.list').press('Home');
   await frame.locator('.list').press('ArrowDown');
   await frame.locator('.list').press('ArrowDown');
-  const detail = await frame.locator('.detail').textContent();
-  if (!detail?.includes(XSS)) throw new Error(`the detail pane of the thinking row does not show the payload as text: ${detail}`);
+  // The detail pane's full text comes from the extension host on selection.
+  await frame.locator('.detail', { hasText: XSS }).waitFor({ timeout: 30_000 }).catch(async () => {
+    throw new Error(`the detail pane of the thinking row does not show the payload as text: ${await frame.locator('.detail').textContent()}`);
+  });
   await shot('timeline-keyboard-detail');
 
   // 7. A changed file opens in the native diff editor (base version on the left).
@@ -181,6 +192,33 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await shot('applied-file-in-workspace');
   await page.keyboard.press('Escape');
 
+  // 12b. An agent over ACP asks before it writes: its permission request is a question like any other, notified with
+  //      the agent's own options as buttons; "Allow" from the notification, and the write happens in its worktree.
+  const acpObjective = 'Write ACP_ALLOWED.md';
+  const acpRun = spawn(process.execPath, [cli, 'run', '--agent', 'demo', '--transport', 'acp', '--isolation', 'worktree', acpObjective, '--json'], {
+    cwd: workspace, env, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let acpOut = '';
+  acpRun.stdout.on('data', (d) => (acpOut += d));
+  acpRun.stderr.on('data', (d) => (acpOut += d));
+  const acpExit = new Promise((resolve) => acpRun.on('exit', (code) => resolve(code)));
+  const acpRow = pane.locator('.monaco-list-row', { hasText: acpObjective }).first();
+  await acpRow.locator('.codicon-question').waitFor({ timeout: 60_000 });
+  await page.mouse.move(900, 700);
+  await page.locator('[id="status.notifications"] a').first().click();
+  const permission = page.locator('.notifications-center .notification-list-item', { hasText: 'demo asks:' })
+    .filter({ has: page.locator('.monaco-button', { hasText: 'Allow (allow_once)' }) }).first();
+  await permission.waitFor({ timeout: 30_000 });
+  await shot('acp-permission-notification');
+  const allow = permission.locator('.monaco-button', { hasText: 'Allow (allow_once)' }).first();
+  await allow.click({ timeout: 5_000 }).catch(() => allow.dispatchEvent('click'));
+  await acpRow.locator('.codicon-pass').waitFor({ timeout: 60_000 });
+  if ((await acpExit) !== 0) throw new Error(`caesar run --transport acp failed: ${acpOut}`);
+  const acpTask = JSON.parse(acpOut.slice(acpOut.indexOf('{')));
+  if (!acpTask.diff?.files?.some((f) => f.path === 'ACP_ALLOWED.md')) throw new Error(`the allowed write is not in the diff: ${acpOut}`);
+  await page.keyboard.press('Escape');
+  await shot('acp-permission-allowed-task-done');
+
   // 13. F1 → "MCP: List Servers" (hidden while `chat.disableAIFeatures` is on: see the start): the server the extension
   //     registers is listed under Caesar.
   const palette = async (command) => {
@@ -224,6 +262,10 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   }
   await page.mouse.move(900, 700);
   await shot('mcp-server-started-ten-tools');
+
+  // 15. The timeline in the real browser: XSS payloads in every agent field (no dialog, no CSP violation, all text),
+  //     then its figures at 100k events (and 1M with CAESAR_TIMELINE_BENCH=1), in test-results/timeline-figures.json.
+  await timelineStep();
 
   if (dialogs.length) throw new Error(`a dialog fired: ${dialogs.join(' | ')}`);
   log(`UI scenario: ${step} screenshots; payload shown as text in ${payloadRows} timeline row(s); no dialog`);

@@ -10,13 +10,11 @@ export const testsOutDir = path.join(projectDir, 'out', 'test', 'extension');
 
 export async function buildExtensionTests() {
   rmSync(testsOutDir, { recursive: true, force: true });
-  const suiteDir = path.join(projectDir, 'test', 'extension', 'suite');
+  const suiteFiles = (folder) =>
+    readdirSync(path.join(projectDir, 'test', 'extension', folder)).filter((f) => f.endsWith('.test.ts')).map((f) => `test/extension/${folder}/${f}`);
   await esbuild.build({
     absWorkingDir: projectDir,
-    entryPoints: [
-      'test/extension/index.ts',
-      ...readdirSync(suiteDir).filter((f) => f.endsWith('.test.ts')).map((f) => `test/extension/suite/${f}`),
-    ],
+    entryPoints: ['test/extension/index.ts', ...suiteFiles('suite'), ...suiteFiles('suite-untrusted')],
     outbase: 'test/extension',
     outdir: testsOutDir,
     bundle: true,

@@ -1,7 +1,7 @@
 // Runs inside `unshare -n` (see run.mjs): starts code-server, runs the in-editor suite through the `payload` URL
 // (../shared/editor/RECIPE.md), then the Playwright UI scenario (test/e2e/scenario.mjs). Never run it directly.
-import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -33,9 +33,7 @@ function dir(...parts) {
 const { binDir, home } = prepareTestHome(runDir);
 const userData = dir('user-data');
 mkdirSync(path.join(userData, 'User'), { recursive: true });
-writeFileSync(
-  path.join(userData, 'User', 'settings.json'),
-  JSON.stringify({
+const userSettings = {
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'telemetry.telemetryLevel': 'off',
@@ -45,8 +43,8 @@ writeFileSync(
     'chat.disableAIFeatures': true,
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
     'terminal.integrated.enablePersistentSessions': false,
-  }),
-);
+};
+writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(userSettings));
 const stateDir = dir('suite-state');
 const port = await freePort();
 const address = `127.0.0.1:${port}`;
@@ -77,10 +75,10 @@ const serverLog = [];
 server.stdout.on('data', (d) => serverLog.push(String(d)));
 server.stderr.on('data', (d) => serverLog.push(String(d)));
 
-async function waitHealthy() {
+async function waitHealthy(at = address) {
   for (let i = 0; i < 300; i++) {
     try {
-      const r = await fetch(`http://${address}/healthz`);
+      const r = await fetch(`http://${at}/healthz`);
       if (r.ok) return;
     } catch {
       /* not yet */
@@ -93,31 +91,31 @@ async function waitHealthy() {
 const chromiumArgs = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
 
-function payloadUrl(withTests, folder = workspace) {
-  const payload = [['extensionDevelopmentPath', `vscode-remote://${address}${projectDir}`]];
-  if (withTests) payload.push(['extensionTestsPath', `vscode-remote://${address}${projectDir}/out/test/extension/index.js`]);
-  return `http://${address}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+function payloadUrl(withTests, folder = workspace, at = address, open = 'folder') {
+  const payload = [['extensionDevelopmentPath', `vscode-remote://${at}${projectDir}`]];
+  if (withTests) payload.push(['extensionTestsPath', `vscode-remote://${at}${projectDir}/out/test/extension/index.js`]);
+  return `http://${at}/?${open}=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
 }
 
-async function runSuite() {
-  const ctx = await chromium.launchPersistentContext(dir('chromium-suite'), {
+async function runSuite(url = payloadUrl(true), profile = 'chromium-suite', limitMs = 6 * 60_000) {
+  const ctx = await chromium.launchPersistentContext(dir(profile), {
     executablePath: config.chromium, headless: true, viewport: { width: 1400, height: 900 }, args: chromiumArgs,
   });
   try {
     const page = ctx.pages()[0] ?? (await ctx.newPage());
     const exited = new Promise((resolve) => void page.exposeFunction('codeAutomationExit', (code) => resolve(code)));
-    await page.goto(payloadUrl(true), { waitUntil: 'domcontentloaded', timeout: 180_000 });
-    const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 6 * 60_000));
+    await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 180_000 });
+    const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), limitMs));
     const code = await Promise.race([exited, timeout]);
-    if (code === 'timeout') log('the in-editor suite did not finish within 6 minutes');
+    if (code === 'timeout') log(`the in-editor suite did not finish within ${limitMs / 60_000} minutes`);
     return code === 0 ? 0 : 1;
   } finally {
     await ctx.close();
   }
 }
 
-function printSuiteOutput() {
-  const file = path.join(stateDir, 'mocha.log');
+function printSuiteOutput(suiteState = stateDir) {
+  const file = path.join(suiteState, 'mocha.log');
   if (existsSync(file)) console.log(readFileSync(file, 'utf8'));
   const figures = path.join(stateDir, 'figures.jsonl');
   if (existsSync(figures)) {
@@ -128,17 +126,68 @@ function printSuiteOutput() {
   }
 }
 
+/**
+ * suite-untrusted/ in a second code-server started WITHOUT --disable-workspace-trust, on the multi-root
+ * .code-workspace (run.mjs), trust never granted. Every git the extension host runs is logged by a wrapper that the
+ * suite puts first on its PATH (code-server rebuilds PATH for the extension host, so it comes as CAESAR_TEST_GIT_BIN).
+ */
+async function runUntrustedSuite() {
+  const base = dir('untrusted');
+  const data = dir('untrusted', 'user-data', 'User');
+  writeFileSync(path.join(data, 'settings.json'), JSON.stringify({
+    ...userSettings, 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'git.enabled': false,
+  }));
+  const suiteState = dir('untrusted', 'suite-state');
+  const gitLog = path.join(suiteState, 'git-runs.log');
+  const wrapperBin = dir('untrusted', 'bin');
+  const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(path.join(wrapperBin, 'git'), `#!/bin/sh\nprintf '%s\\t%s\\n' "$PWD" "$*" >> '${gitLog}'\nexec '${realGit}' "$@"\n`);
+  chmodSync(path.join(wrapperBin, 'git'), 0o755);
+  const at = `127.0.0.1:${await freePort()}`;
+  const untrusted = spawn(
+    config.node24,
+    [
+      config.codeServer, '--auth', 'none', '--bind-addr', at, '--disable-telemetry', '--disable-update-check', '--ignore-last-opened',
+      '--user-data-dir', path.join(base, 'user-data'), '--extensions-dir', dir('untrusted', 'extensions'), '--vscode-option', 'enable-smoke-test-driver',
+    ],
+    {
+      env: { ...env, PATH: `${wrapperBin}:${env.PATH}`, CAESAR_TEST_STATE_DIR: suiteState, CAESAR_TEST_SUITE: 'suite-untrusted', CAESAR_TEST_GIT_LOG: gitLog, CAESAR_TEST_GIT_BIN: wrapperBin },
+      stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    },
+  );
+  untrusted.stdout.on('data', (d) => serverLog.push(String(d)));
+  untrusted.stderr.on('data', (d) => serverLog.push(String(d)));
+  try {
+    await waitHealthy(at);
+    log('code-server without Workspace Trust is up');
+    const code = await runSuite(payloadUrl(true, config.untrustedWorkspace, at, 'workspace'), 'chromium-untrusted', 3 * 60_000);
+    printSuiteOutput(suiteState);
+    return code;
+  } finally {
+    try {
+      process.kill(-untrusted.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
 let failed = false;
 try {
   await waitHealthy();
   log('code-server is up');
-  if (config.only !== 'ui') {
+  if (config.only !== 'ui' && config.only !== 'untrusted') {
     const code = await runSuite();
     printSuiteOutput();
     log(`in-editor suite: exit ${code}`);
     if (code !== 0) failed = true;
   }
-  if (config.only !== 'suite') {
+  if (config.only === '' || config.only === 'suite' || config.only === 'untrusted') {
+    const code = await runUntrustedSuite();
+    log(`in-editor suite without Workspace Trust: exit ${code}`);
+    if (code !== 0) failed = true;
+  }
+  if (config.only !== 'suite' && config.only !== 'untrusted') {
     const ctx = await chromium.launchPersistentContext(dir('chromium-ui'), {
       executablePath: config.chromium, headless: true, viewport: { width: 1400, height: 900 }, args: chromiumArgs,
     });

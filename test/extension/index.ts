@@ -50,7 +50,8 @@ function runMocha(files: string[]): Promise<Outcome[]> {
 }
 
 export async function run(): Promise<void> {
-  const suiteDir = path.join(__dirname, 'suite');
+  // CAESAR_TEST_SUITE picks another suite folder (suite-untrusted: the run without Workspace Trust).
+  const suiteDir = path.join(__dirname, process.env.CAESAR_TEST_SUITE ?? 'suite');
   const files = readdirSync(suiteDir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join(suiteDir, f));
   const mainFiles = files.filter((f) => !f.endsWith('reattach.test.js'));
   const reattachFile = files.filter((f) => f.endsWith('reattach.test.js'));

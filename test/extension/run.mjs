@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { editorPaths, installEditor, missingPieces } from '../../scripts/setup-editor.mjs';
 import { buildExtensionTests, projectDir } from './build.mjs';
 import { writeFinishedTasks } from './fixtures/finished-tasks.mjs';
+import { writeMultiRootWorkspace } from './fixtures/multi-root.mjs';
 
 const SKIP_CODE = 77;
 
@@ -63,17 +64,20 @@ function makeRepo(dir) {
 const workspace = makeRepo(path.join(runDir, 'workspace'));
 const uiWorkspace = makeRepo(path.join(runDir, 'workspace-ui'));
 writeFinishedTasks(workspace);
+// The untrusted run (suite-untrusted/): a .code-workspace of two folders, opened without Workspace Trust.
+const untrustedWorkspace = writeMultiRootWorkspace(runDir, makeRepo);
 
 const config = {
   projectDir,
   runDir,
   workspace,
   uiWorkspace,
+  untrustedWorkspace,
   node24: paths.node,
   codeServer: paths.codeServer,
   chromium: paths.chromium,
   screenshots: path.join(projectDir, 'test-results', 'screenshots'),
-  only: process.env.CAESAR_EDITOR_ONLY ?? '', // "suite" or "ui" to run one half while developing
+  only: process.env.CAESAR_EDITOR_ONLY ?? '', // "suite", "untrusted" or "ui" to run one part while developing
 };
 
 // 4. Everything that opens a port runs in the namespace: code-server, chromium, and the agents the tests start.

@@ -210,6 +210,9 @@ describe('mcp: the orchestrator server (SDK client over stdio, built caesar.js, 
     const malformed = await call(served.client, 'caesar_delegate', { objective: '', agent: 'fixture', mode: 'sideways' });
     assert.equal(malformed.isError, true);
     assert.match(textOf(malformed), /Input validation error/);
+    const noAcp = await call(served.client, 'caesar_delegate', { objective: 'x', agent: 'fixture', transport: 'acp' });
+    assert.equal(noAcp.isError, true);
+    assert.match(textOf(noAcp), /Agent "fixture" .*cannot run over ACP .*transport "acp" was requested for this task/);
     const emptyAwait = await call(served.client, 'caesar_await', { task_ids: [] });
     assert.equal(emptyAwait.isError, true);
     assert.ok(!existsSync(path.join(repo, '.caesar/tasks', 'undefined')));

@@ -1,138 +1,78 @@
-// The timeline's rows, one per event, built without any DOM so they can be tested without an editor. The task's view
-// comes from the same fold the CLI's `caesar watch` and the Tasks tree use (src/common/task-view.ts): a tool call's
-// start row is closed by looking its id up, as the supervisor paired them before writing events.jsonl.
-import { fileActionIcon, formatDuration } from '../../src/common/format';
-import { EMPTY_TASK_VIEW, findToolCall, foldTaskView, toolCallDuration, type TaskView } from '../../src/common/task-view';
-import type { WireEvent } from '../../src/extension/timeline/messages';
+// How one row of the timeline looks: its classes and the texts of its four cells, computed without any DOM (unit
+// tests), then written into a pooled element. Every string that came from an agent goes in as textContent, never as
+// markup; classes are built only from the host's fixed vocabulary (codicon names, tones, event types).
+import type { TimelineRow } from '../../src/extension/timeline/messages';
 
-type ProtocolEvent = WireEvent;
-
-export interface Row {
-  seq: number;
-  at: string;
-  type: ProtocolEvent['type'];
-  icon: string;
-  tone: '' | 'ok' | 'bad' | 'warn' | 'dim' | 'info';
+export interface RowView {
+  className: string;
+  iconClass: string;
+  time: string;
   label: string;
-  /** The full text shown in the detail pane when the row is selected. */
-  detail: string;
-  duration?: string;
-  running?: boolean;
-  /** The tool call's id, for tool rows. */
-  callId?: string;
-  filePath?: string;
+  duration: string;
+  selected: boolean;
 }
 
-export function firstLine(text: string): string {
-  const line = text.split(/\r?\n/, 1)[0] ?? '';
-  return line.length > 400 ? `${line.slice(0, 399)}…` : line;
+const SAFE_CLASS = /^[a-z0-9_-]*$/;
+
+/** A class name part from the host; anything outside the vocabulary is dropped rather than written into `class`. */
+function safeClass(part: string): string {
+  return SAFE_CLASS.test(part) ? part : '';
 }
 
-export class TimelineRows {
-  readonly rows: Row[] = [];
-  /** Events received, re-deliveries included. */
-  received = 0;
-  private view: TaskView = EMPTY_TASK_VIEW;
-  /** Row index of each running call's start row, by call id. */
-  private readonly runningRows = new Map<string, number>();
+export function formatTime(at: string): string {
+  const d = new Date(at);
+  return Number.isNaN(d.getTime()) ? '' : d.toLocaleTimeString([], { hour12: false });
+}
 
-  get taskView(): TaskView {
-    return this.view;
-  }
+/** The view of a row at a position of the list; `row` undefined: its data is on its way from the host. */
+export function rowView(row: TimelineRow | undefined, selected: boolean): RowView {
+  if (!row) return { className: 'row pending', iconClass: 'codicon icon', time: '', label: '…', duration: '', selected };
+  const tone = safeClass(row.tone) || 'plain';
+  return {
+    className: `row tone-${tone} type-${safeClass(row.type)}${selected ? ' selected' : ''}`,
+    iconClass: `codicon icon codicon-${safeClass(row.icon)}${row.running ? ' codicon-modifier-spin' : ''}`,
+    time: formatTime(row.at),
+    label: row.label,
+    duration: row.running ? 'running' : (row.duration ?? ''),
+    selected,
+  };
+}
 
-  get lastSeq(): number {
-    return this.view.lastSeq;
-  }
+/** The part of an element a row writes (an HTMLElement, or a fake of it in tests). */
+export interface RowElement {
+  className: string;
+  id: string;
+  hidden: boolean;
+  dataset: Record<string, string | undefined>;
+  style: { transform: string };
+  setAttribute(name: string, value: string): void;
+  readonly children: ArrayLike<{ className: string; textContent: string | null }>;
+}
 
-  add(events: readonly ProtocolEvent[]): void {
-    this.received += events.length;
-    const fresh: ProtocolEvent[] = [];
-    let last = this.view.lastSeq;
-    for (const event of events) {
-      if (event.seq <= last) continue; // the host restarted the stream: already shown
-      last = event.seq;
-      fresh.push(event);
-    }
-    this.view = foldTaskView(this.view, fresh);
-    for (const event of fresh) this.addRow(event);
-  }
+/** Writes a row view into a pooled row element (cells: time, icon, label, duration). */
+export function applyRowView(el: RowElement, view: RowView, position: number, offsetPx: number): void {
+  el.hidden = false;
+  el.dataset.index = String(position);
+  el.id = `row-${position}`;
+  el.style.transform = `translateY(${offsetPx}px)`;
+  el.className = view.className;
+  el.setAttribute('aria-selected', String(view.selected));
+  const [time, icon, label, duration] = [el.children[0]!, el.children[1]!, el.children[2]!, el.children[3]!];
+  time.textContent = view.time;
+  icon.className = view.iconClass;
+  label.textContent = view.label;
+  duration.textContent = view.duration;
+}
 
-  private addRow(e: ProtocolEvent): void {
-    const base = { seq: e.seq, at: e.at, type: e.type };
-    switch (e.type) {
-      case 'started':
-        this.rows.push({ ...base, icon: 'play', tone: 'info', label: `Started ${e.agent}`, detail: e.command ? `${e.agent}: ${e.command}` : e.agent });
-        break;
-      case 'thinking':
-        this.rows.push({ ...base, icon: 'lightbulb', tone: 'dim', label: firstLine(e.text), detail: e.text });
-        break;
-      case 'message':
-        this.rows.push({ ...base, icon: 'comment', tone: '', label: firstLine(e.text), detail: e.text });
-        break;
-      case 'tool_use':
-        this.addTool(e, base);
-        break;
-      case 'file_changed':
-        this.rows.push({ ...base, icon: fileActionIcon(e.action), tone: 'info', label: `${e.action} ${e.path}`, detail: `${e.action}: ${e.path}`, filePath: e.path });
-        break;
-      case 'progress':
-        this.rows.push({ ...base, icon: 'pulse', tone: 'dim', label: e.pct !== undefined ? `${e.message} (${Math.round(e.pct)}%)` : e.message, detail: e.message });
-        break;
-      case 'question':
-        this.rows.push({
-          ...base, icon: 'question', tone: 'warn', label: e.question,
-          detail: e.options.length ? `${e.question}\n\nOptions: ${e.options.join(' | ')}` : e.question,
-        });
-        break;
-      case 'answer':
-        this.rows.push({ ...base, icon: 'reply', tone: 'ok', label: `Answer: ${firstLine(e.answer)}`, detail: `Answer to ${e.id}: ${e.answer}` });
-        break;
-      case 'error':
-        this.rows.push({ ...base, icon: e.fatal ? 'error' : 'warning', tone: e.fatal ? 'bad' : 'warn', label: firstLine(e.message), detail: e.message });
-        break;
-      case 'finished': {
-        // The fold marked calls still open as failed: their rows follow.
-        for (const [id, index] of this.runningRows) this.closeRow(index, id, 'failed', e.at);
-        this.runningRows.clear();
-        const ok = e.status === 'success';
-        this.rows.push({
-          ...base, icon: ok ? 'pass' : e.status === 'partial' ? 'warning' : 'error', tone: ok ? 'ok' : e.status === 'partial' ? 'warn' : 'bad',
-          label: `Finished: ${e.status}${e.summary ? ` — ${firstLine(e.summary)}` : ''}`, detail: e.summary || e.status,
-        });
-        break;
-      }
-    }
+/** A row element with its four cells (created once, reused while scrolling). */
+export function makeRowElement(doc: Document): HTMLDivElement {
+  const el = doc.createElement('div');
+  el.className = 'row';
+  el.setAttribute('role', 'option');
+  for (const cls of ['time', 'codicon icon', 'label', 'dur']) {
+    const span = doc.createElement('span');
+    span.className = cls;
+    el.appendChild(span);
   }
-
-  private addTool(e: Extract<ProtocolEvent, { type: 'tool_use' }>, base: Pick<Row, 'seq' | 'at' | 'type'>): void {
-    const label = [e.tool || 'tool', e.input_summary].filter(Boolean).join('  ');
-    if (e.status === 'started') {
-      this.rows.push({ ...base, icon: 'loading', tone: '', label, detail: `${e.tool}\n${e.input_summary}`, running: true, callId: e.id });
-      if (e.id) this.runningRows.set(e.id, this.rows.length - 1);
-      return;
-    }
-    const index = e.id ? this.runningRows.get(e.id) : undefined;
-    if (index !== undefined) {
-      this.runningRows.delete(e.id);
-      this.closeRow(index, e.id, e.status, e.at);
-      return;
-    }
-    // An end nobody started (a log written before the supervisor paired calls): an instant call.
-    this.rows.push({
-      ...base, icon: e.status === 'failed' ? 'error' : 'tools', tone: e.status === 'failed' ? 'bad' : '', label,
-      detail: `${e.tool}\n${e.input_summary}`, callId: e.id,
-    });
-  }
-
-  private closeRow(index: number, id: string, status: 'succeeded' | 'failed', endAt: string): void {
-    const row = this.rows[index];
-    if (!row || !row.running) return;
-    row.running = false;
-    row.icon = status === 'failed' ? 'error' : 'tools';
-    row.tone = status === 'failed' ? 'bad' : '';
-    const call = findToolCall(this.view, id);
-    const endedAt = Date.parse(endAt);
-    row.duration = formatDuration(call && call.endedAt !== undefined ? toolCallDuration(call, endedAt) : endedAt - Date.parse(row.at));
-    if (status === 'failed') row.detail += '\n(failed)';
-  }
+  return el;
 }

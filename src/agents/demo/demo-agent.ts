@@ -1,6 +1,6 @@
 /**
  * The demo agent (dist/demo-agent.js): a model-free program that honours the OACP v1 contract fully, so anyone can
- * watch a delegation end to end without an API key. Dependency-free on purpose (only node:*).
+ * watch a delegation end to end without an API key. Its stream mode is dependency-free on purpose (only node:*).
  *
  * - reads $CAESAR_TASK_FILE, and the brief on stdin (the prompt never travels on argv);
  * - prints its native stream on stdout (one JSON object per line: say, think, step begin/end, progress, edit, usage,
@@ -10,11 +10,14 @@
  * - makes a real edit in its workspace (a file named in the objective, else CAESAR_DEMO.md), except in read-only mode;
  * - writes $CAESAR_REPORT_PATH last, then exits. Steps are paced (CAESAR_DEMO_DELAY_MS, default 300 ms) so a person
  *   can follow it.
+ * With `--acp` it speaks the Agent Client Protocol instead (./acp-mode.ts, the only part that uses a package: the
+ * ACP SDK, bundled in and loaded only in that mode).
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, watch, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
-interface Task {
+/** The fields of task.json (caesar.task/v1) the demo agent reads, in either mode. */
+export interface Task {
   id: string;
   objective: string;
   mode: 'read-only' | 'write';
@@ -203,8 +206,12 @@ process.on('SIGTERM', () => {
   process.exit(143);
 });
 
-main().catch((err: unknown) => {
-  process.stderr.write(`demo-agent: ${(err as Error)?.stack ?? String(err)}\n`);
-  emit({ kind: 'done', status: 'failed', summary: (err as Error)?.message ?? String(err) });
-  process.exitCode = 1;
-});
+if (process.argv.includes('--acp')) {
+  void import('./acp-mode').then((mode) => mode.runAcp({ targetFile, pause: () => pause() }));
+} else {
+  main().catch((err: unknown) => {
+    process.stderr.write(`demo-agent: ${(err as Error)?.stack ?? String(err)}\n`);
+    emit({ kind: 'done', status: 'failed', summary: (err as Error)?.message ?? String(err) });
+    process.exitCode = 1;
+  });
+}

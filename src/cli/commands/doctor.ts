@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
+import { DEFAULT_TRANSPORT, type LoadedConfig } from '../../config';
+import type { AgentCatalogue } from '../../engine/agent-catalogue';
 import { agentStatuses } from '../../engine/tasks';
 import { printJson, type CliIo } from '../io';
+import { hasAcpProbe, probeAcp, type AcpSupport } from './doctor-acp';
 import {
   type CommonOptions,
   contextOf,
@@ -10,7 +13,10 @@ import {
   withCommon,
 } from './config-common';
 
-/** `caesar doctor`: each agent installed or not, its version, capabilities in words, and the policy's verdict. */
+/**
+ * `caesar doctor`: each agent installed or not, its version, capabilities in words, the policy's verdict, and for the
+ * agents with an ACP entry point whether the installed version can be driven over ACP and which transport is set.
+ */
 export function registerDoctor(program: Command, io: CliIo): void {
   withCommon(program.command('doctor'), false)
     .description('Check each agent: installed or not, version, capabilities, allowed by the policy or why not')
@@ -18,7 +24,11 @@ export function registerDoctor(program: Command, io: CliIo): void {
       configAction(async (opts: CommonOptions) => {
         const ctx = contextOf(io, opts);
         const loaded = await load(ctx);
-        const agents = await agentStatuses(loaded, catalogueOf(loaded, ctx), { withVersion: true });
+        const catalogue = catalogueOf(loaded, ctx);
+        // The ACP probes run alongside the version probes: both start slow CLIs, and doctor waits for the slowest.
+        const acp = new Map(catalogue.ids().map((id) => [id, acpStatus(id, loaded, catalogue, ctx.env)]));
+        const statuses = await agentStatuses(loaded, catalogue, { withVersion: true });
+        const agents = await Promise.all(statuses.map(async (status) => ({ ...status, ...(await acp.get(status.id)) })));
         const missing = agents.filter((a) => !a.installed).map((a) => a.id);
         const denied = agents.filter((a) => a.refusal).map((a) => ({ id: a.id, ...a.refusal! }));
         const layers = loaded.layers.map((l) => ({ scope: l.scope, file: l.file }));
@@ -33,6 +43,7 @@ export function registerDoctor(program: Command, io: CliIo): void {
           const policy = agent.refusal ? `refused: ${agent.refusal.reason}` : 'allowed';
           ctx.io.out(`${agent.installed ? '✓' : '✗'} ${agent.id.padEnd(12)} ${agent.display_name} — ${state} — ${policy}`);
           ctx.io.out(`    ${capabilitiesInWords(agent.capabilities)}`);
+          if (agent.acp) ctx.io.out(`    ${acpInWords(agent.acp)}`);
         }
         if (missing.length) {
           ctx.io.out(`\nTo install: ${missing.join(', ')} (each is looked up on PATH).`);
@@ -67,4 +78,40 @@ function capabilitiesInWords(caps: unknown): string {
   const c = caps as Record<string, unknown>;
   const words = CAPABILITY_WORDS.map((w) => (c[w.key] === true ? w.has : w.lacks)).filter(Boolean);
   return [...words, NETWORK_WORDS[String(c.network)] ?? `network ${String(c.network)}`].join('; ');
+}
+
+interface AcpStatus extends Partial<AcpSupport> {
+  /** The transport tasks of this agent use today (`[transport]`, default "stream"). */
+  transport: string;
+  /** caesar has an ACP command line for this agent (its adapter declares one). */
+  caesar_speaks_acp: boolean;
+}
+
+/** `acp` for the agents it concerns: those caesar can drive over ACP, those with a probe, and any set to acp. */
+async function acpStatus(id: string, loaded: LoadedConfig, catalogue: AgentCatalogue, env: NodeJS.ProcessEnv): Promise<{ acp?: AcpStatus }> {
+  const transport = loaded.config.transports[id] ?? DEFAULT_TRANSPORT;
+  const speaks = catalogue.speaksAcp?.(id) ?? false;
+  if (!speaks && !hasAcpProbe(id) && transport === DEFAULT_TRANSPORT) return {};
+  let support: AcpSupport | undefined;
+  if (!hasAcpProbe(id)) {
+    // An agent caesar drives over ACP with no probe of its own (the built-in demo agent) has nothing apart to check.
+    if (speaks) support = { supported: true, detail: 'built in' };
+  } else {
+    const location = await catalogue.location?.(id);
+    if (location) support = await probeAcp(id, location, env);
+  }
+  return { acp: { transport, caesar_speaks_acp: speaks, ...(support ?? {}) } };
+}
+
+function acpInWords(acp: AcpStatus): string {
+  const version =
+    acp.supported === undefined
+      ? 'not checked (not installed)'
+      : acp.supported === null
+        ? `could not tell: ${acp.detail}`
+        : acp.supported
+          ? `this version speaks it (${acp.detail})`
+          : `not available: ${acp.detail}${acp.install ? `; install: ${acp.install}` : ''}`;
+  const caesar = acp.caesar_speaks_acp ? '' : '; caesar has no ACP command line for it yet';
+  return `ACP: ${version}${caesar}; transport ${acp.transport}`;
 }

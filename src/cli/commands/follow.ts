@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { readEventsText, taskPaths, type ProtocolEvent } from '../../protocol';
 import { isActive, reviewOutcome, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/store';
 import { tailLines } from '../../engine/tail';
-import type { Disposable } from '../../base/disposable';
+import type { IDisposable as Disposable } from '../../base/disposable';
 import type { ObservedStatus } from '../../protocol';
 import { TaskStatusSchema } from '../../protocol';
 import { addCommonOptions, requireTask, splitList, stopSignal, storeFor, type CommonOptions } from '../common';

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeName, type NetworkRequest } from '../../config';
+import { ISOLATIONS, MODES, NETWORK_REQUESTS, TRANSPORTS, type IsolationRequest, type ModeName, type NetworkRequest, type TransportName } from '../../config';
 import type { ProtocolEvent } from '../../protocol';
 import { DelegationRefusedError, TaskStore, delegateTask, requestCancel, type DelegatedTask, type TaskSummary } from '../../engine/tasks';
 import { describeEvent, formatUsage, shortId, styleFor, termSafe, type Style } from '../format';
@@ -20,6 +20,7 @@ interface RunOptions {
   context?: string;
   channel?: boolean;
   env?: string;
+  transport?: string;
   json?: boolean;
   root?: string;
 }
@@ -45,6 +46,7 @@ export function registerRun(program: Command, io: CliIo): void {
     .option('--context <text|@file>', 'context for the agent, inline or read from a file with @path')
     .option('--channel', 'offer the MCP return channel to agents that can load it')
     .option('--env <policy>', "the agent's environment: minimal (PATH, HOME, locale, its own keys, [policy] env_allow) or inherit; never looser than [policy] env")
+    .option('--transport <transport>', "stream (the agent's own JSON stream) or acp (Agent Client Protocol: permission requests become questions); default from [transport]")
     .option('--json', 'print one JSON object with the outcome, nothing else on stdout')
     .option('--root <dir>', 'the caesar root (default: first ancestor holding .caesar/ or .git/)')
     .action(async (objective: string, agentArgs: string[], opts: RunOptions, command: Command) => {
@@ -91,6 +93,7 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
   const mode = oneOf<ModeName>('--mode', opts.mode, MODES);
   const isolation = oneOf<IsolationRequest>('--isolation', opts.isolation, ISOLATIONS);
   const network = oneOf<NetworkRequest>('--network', opts.network, NETWORK_REQUESTS);
+  const transport = oneOf<TransportName>('--transport', opts.transport, TRANSPORTS);
   if (!objective.trim()) throw new UsageError('The objective is empty.');
   const root = resolveRoot(io.cwd, opts.root);
   const workspace = opts.root !== undefined ? root : path.resolve(io.cwd);
@@ -108,6 +111,7 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
         ...(mode ? { mode } : {}),
         ...(isolation ? { isolation } : {}),
         ...(network ? { network } : {}),
+        ...(transport ? { transport } : {}),
         ...(opts.model ? { model: opts.model } : {}),
         ...(opts.timeout ? { timeout: opts.timeout } : {}),
         ...(context !== undefined ? { context } : {}),
@@ -195,15 +199,32 @@ async function follow(io: CliIo, store: TaskStore, id: string, onEvent?: (event:
   process.on('SIGINT', cancel);
   io.abort?.addEventListener('abort', cancel, { once: true });
   if (io.abort?.aborted) cancel();
+  // The `finished` event is written last, after result.json and the final state (finalize.ts): once the follower
+  // has read it, the summary is final and the CLI ends at once. The state watch stays for the task whose supervisor
+  // dies (lost: no `finished` ever comes) and for Ctrl-C.
+  const stopWatching = new AbortController();
+  const stop = () => stopWatching.abort();
+  stopWaiting.signal.addEventListener('abort', stop, { once: true });
   try {
-    const settled = await waitUntilSettled(store, id, stopWaiting.signal);
+    const settled = await Promise.race([waitUntilSettled(store, id, stopWatching.signal), finished.then(() => 'finished' as const)]);
+    if (settled === 'finished') {
+      const summary = await store.summary(id);
+      if (summary) return summary;
+      throw new Error(`Task "${id}" disappeared (its directory was removed).`);
+    }
     if (!settled) throw new ExitCode(130, `Stopped waiting for ${id}; its cancel request stays filed (see \`caesar ps\`).`);
     if (settled.observed !== 'lost' && !sawFinished) {
-      // The supervisor writes the final state, then the finished event: give the follower a moment to read it.
-      await Promise.race([finished, new Promise((r) => setTimeout(r, 5000))]);
+      // The supervisor writes the final state, then the finished event: give the follower a moment to read it. The
+      // timer must keep the process alive (no unref): file watchers may not, and an empty event loop would end the
+      // CLI here, exit code 0 and nothing printed.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([finished, new Promise((r) => (timer = setTimeout(r, 5000)))]);
+      clearTimeout(timer);
     }
     return (await store.summary(id)) ?? settled;
   } finally {
+    stop();
+    stopWaiting.signal.removeEventListener('abort', stop);
     process.off('SIGINT', cancel);
     io.abort?.removeEventListener('abort', cancel);
     subscription.dispose();

@@ -17,6 +17,8 @@ export interface DelegateTaskOptions {
   cliScript?: string;
   /** false in an untrusted workspace: the repository's config may not name programs. */
   trusted?: boolean;
+  /** Set on the launch after resolution (Continue with Feedback: the commit to start from and the task continued). */
+  launch?: Pick<LaunchDraft, 'base_commit' | 'parent_task_id'>;
 }
 
 export interface DelegatedTask {
@@ -54,6 +56,8 @@ export async function delegateTask(root: string, request: DelegateTaskRequest, o
     ...(options.supervisorEnv ? { env: options.supervisorEnv } : {}),
     ...(options.cliScript ? { cliScript: options.cliScript } : {}),
   };
-  const { id, taskDir } = await delegate({ ...resolution.launch, root: absoluteRoot }, delegateOptions);
-  return { id, taskDir, root: absoluteRoot, launch: resolution.launch, warnings: resolution.warnings, skipped: resolution.skipped };
+  const launch: LaunchDraft = { ...resolution.launch, ...options.launch };
+  const pool = loaded.config.worktree.pool;
+  const { id, taskDir } = await delegate({ ...launch, ...(pool ? { worktree_pool: pool } : {}), root: absoluteRoot }, delegateOptions);
+  return { id, taskDir, root: absoluteRoot, launch, warnings: resolution.warnings, skipped: resolution.skipped };
 }

@@ -4,6 +4,19 @@
  */
 export { delegateTask, type DelegateTaskOptions, type DelegateTaskRequest, type DelegatedTask } from './delegate-task';
 export {
+  ReviewCommentsFileSchema,
+  continueTask,
+  continuationContext,
+  formatReviewComments,
+  readReviewComments,
+  reviewCommentsPath,
+  snapshotWorktree,
+  type ContinueTaskOptions,
+  type ContinuedTask,
+  type ReviewComment,
+  type ReviewCommentsFile,
+} from './continue-task';
+export {
   agentCatalogue,
   agentStatuses,
   describeCapabilities,

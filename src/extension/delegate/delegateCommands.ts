@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { Disposable } from '../../base/disposable';
 import { delegateTask, isActive, type DelegateTaskRequest, type DelegatedTask, type TaskSummary } from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
 import type { TasksTreeProvider, TaskTreeNode } from '../tasks/tree';
@@ -11,7 +12,7 @@ const LAST_TARGET_KEY = 'caesar.delegate.lastTarget';
 const START_WAIT_MS = 120_000;
 
 export interface DelegateDeps {
-  root: string;
+  /** The window's task roots (one per folder) come from here; new tasks appear in it. */
   tasks: LiveTasks;
   tree: TasksTreeProvider;
   view: vscode.TreeView<TaskTreeNode>;
@@ -35,10 +36,12 @@ export interface DelegateOutcome {
  * "Caesar: Delegate Task" and "Delegate to Several Agents…": asks (DelegateFlow), delegates through the engine's
  * use case (config → catalogue → resolve → supervisor), shows progress until the agent runs, then reveals the task.
  */
-export class DelegateCommands implements vscode.Disposable {
-  readonly flow = new DelegateFlow();
+export class DelegateCommands extends Disposable {
+  readonly flow = this._register(new DelegateFlow());
 
-  constructor(private readonly deps: DelegateDeps) {}
+  constructor(private readonly deps: DelegateDeps) {
+    super();
+  }
 
   /**
    * Arguments: none (palette, view title), the editor's (uri) from its context menu, or a preset — with an objective
@@ -46,9 +49,11 @@ export class DelegateCommands implements vscode.Disposable {
    */
   async delegate(arg?: unknown): Promise<DelegateOutcome | undefined> {
     if (!this.trusted()) return this.explainUntrusted();
+    const root = await this.chooseRoot(arg);
+    if (!root) return undefined;
     const preset: DelegatePreset = { ...presetOf(arg) };
-    preset.context ??= selectionContext(this.deps.root, arg instanceof vscode.Uri);
-    const choices = await this.choices();
+    preset.context ??= selectionContext(root, arg instanceof vscode.Uri);
+    const choices = await this.choices(root);
     if (!choices) return undefined;
     let request: DelegateTaskRequest;
     let remembered: string | undefined;
@@ -61,7 +66,7 @@ export class DelegateCommands implements vscode.Disposable {
       request = asked.request;
       remembered = asked.target.label;
     }
-    const outcome = await this.launch([{ label: request.role ? `role ${request.role}` : request.agent!, request }]);
+    const outcome = await this.launch(root, [{ label: request.role ? `role ${request.role}` : request.agent!, request }]);
     if (remembered && outcome.tasks.length) await this.deps.state.update(LAST_TARGET_KEY, remembered);
     return outcome;
   }
@@ -69,19 +74,38 @@ export class DelegateCommands implements vscode.Disposable {
   /** One objective, N agents, each in its own worktree, in parallel. */
   async delegateSeveral(arg?: unknown): Promise<DelegateOutcome | undefined> {
     if (!this.trusted()) return this.explainUntrusted();
+    const root = await this.chooseRoot(arg);
+    if (!root) return undefined;
     const preset: DelegatePreset = { ...presetOf(arg) };
-    preset.context ??= selectionContext(this.deps.root, arg instanceof vscode.Uri);
+    preset.context ??= selectionContext(root, arg instanceof vscode.Uri);
     let objective = preset.objective;
     let agents = preset.agents;
     if (!objective || !agents?.length) {
-      const choices = await this.choices();
+      const choices = await this.choices(root);
       if (!choices) return undefined;
       const asked = await this.flow.askSeveral(choices, preset);
       if (!asked) return undefined;
       ({ objective, agents } = asked);
     }
     const common = { ...requestOf({ ...preset, objective }), isolation: 'worktree' as const };
-    return this.launch(agents.map((agent) => ({ label: agent, request: { ...common, agent, role: undefined } })));
+    return this.launch(root, agents.map((agent) => ({ label: agent, request: { ...common, agent, role: undefined } })));
+  }
+
+  /**
+   * The root the task runs in: the only one; the one named by the arguments (`folder`: a root or a folder's name) or
+   * holding the file of the editor's context menu; else, with several folders, the user picks.
+   */
+  private async chooseRoot(arg: unknown): Promise<string | undefined> {
+    const roots = this.deps.tasks.roots;
+    if (roots.length === 1) return roots[0]!.root;
+    const named = arg && typeof arg === 'object' && !(arg instanceof vscode.Uri) ? (arg as { folder?: unknown }).folder : undefined;
+    const byName = roots.find((r) => r.root === named || r.name === named);
+    if (byName) return byName.root;
+    if (arg instanceof vscode.Uri && arg.scheme === 'file') {
+      const holding = roots.filter((r) => !path.relative(r.root, arg.fsPath).startsWith('..')).sort((a, b) => b.root.length - a.root.length)[0];
+      if (holding) return holding.root;
+    }
+    return this.flow.askFolder(roots.map((r) => ({ name: r.name, root: r.root })));
   }
 
   private trusted(): boolean {
@@ -105,16 +129,16 @@ export class DelegateCommands implements vscode.Disposable {
     return { tasks: [], refused: [{ target: 'workspace', message }], statuses: {} };
   }
 
-  private async choices(): Promise<DelegateChoices | undefined> {
+  private async choices(root: string): Promise<DelegateChoices | undefined> {
     try {
-      return await loadDelegateChoices(this.deps.root, this.trusted());
+      return await loadDelegateChoices(root, this.trusted());
     } catch (err) {
       void vscode.window.showErrorMessage(`Caesar: cannot read the configuration: ${(err as Error).message}`);
       return undefined;
     }
   }
 
-  private async launch(jobs: { label: string; request: DelegateTaskRequest }[]): Promise<DelegateOutcome> {
+  private async launch(root: string, jobs: { label: string; request: DelegateTaskRequest }[]): Promise<DelegateOutcome> {
     const outcome: DelegateOutcome = { tasks: [], refused: [], statuses: {} };
     const names = jobs.map((j) => j.label).join(', ');
     await vscode.window.withProgress(
@@ -124,7 +148,7 @@ export class DelegateCommands implements vscode.Disposable {
         const results = await Promise.allSettled(
           // Tasks started from the editor pass the agent a minimal environment (issue: the editor's own IPC handles
           // and the user's cloud keys are not the agent's business); [policy] env_allow adds names.
-          jobs.map((j) => delegateTask(this.deps.root, { env: 'minimal', ...j.request }, { cliScript: this.deps.cliScript, trusted: this.trusted() })),
+          jobs.map((j) => delegateTask(root, { env: 'minimal', ...j.request }, { cliScript: this.deps.cliScript, trusted: this.trusted() })),
         );
         results.forEach((r, i) => {
           const label = jobs[i]!.label;
@@ -186,10 +210,6 @@ export class DelegateCommands implements vscode.Disposable {
       this.deps.log.warn(`revealing task ${id}: ${(err as Error).message}`);
     }
   }
-
-  dispose(): void {
-    this.flow.dispose();
-  }
 }
 
 function presetOf(arg: unknown): DelegatePreset | undefined {
@@ -197,7 +217,7 @@ function presetOf(arg: unknown): DelegatePreset | undefined {
   const o = arg as Record<string, unknown>;
   const str = (k: string) => (typeof o[k] === 'string' && o[k] !== '' ? (o[k] as string) : undefined);
   const preset: DelegatePreset = {};
-  for (const k of ['objective', 'agent', 'role', 'mode', 'isolation', 'network', 'model', 'context'] as const) {
+  for (const k of ['objective', 'agent', 'role', 'mode', 'isolation', 'network', 'model', 'context', 'transport'] as const) {
     const v = str(k);
     if (v !== undefined) (preset as Record<string, string>)[k] = v;
   }
@@ -215,6 +235,7 @@ function requestOf(p: DelegatePreset): DelegateTaskRequest {
     ...(p.network ? { network: p.network } : {}),
     ...(p.model ? { model: p.model } : {}),
     ...(p.context ? { context: p.context } : {}),
+    ...(p.transport ? { transport: p.transport } : {}),
   };
 }
 

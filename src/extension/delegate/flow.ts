@@ -1,9 +1,11 @@
 import * as vscode from 'vscode';
-import { ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeName, type NetworkRequest } from '../../config';
+import { Disposable, toDisposable } from '../../base/disposable';
+import { Emitter } from '../../base/event';
+import { ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeName, type NetworkRequest, type TransportName } from '../../config';
 import type { DelegateTaskRequest } from '../../engine/tasks';
 import type { DelegateChoices, TargetChoice } from './choices';
 
-export type StepName = 'objective' | 'target' | 'targets' | 'mode' | 'isolation' | 'network' | 'model';
+export type StepName = 'folder' | 'objective' | 'target' | 'targets' | 'mode' | 'isolation' | 'network' | 'model';
 
 /** A step being shown: the live quick input, so a test can drive it as a user would (value, active item, accept). */
 export interface ShownStep {
@@ -22,6 +24,8 @@ export interface DelegatePreset {
   network?: NetworkRequest;
   model?: string;
   context?: string;
+  /** stream or acp; absent: the agent's configured transport. Only from command arguments (no step asks for it). */
+  transport?: TransportName;
   /** Go through mode, isolation, network and model after the agent (as the gear button does). */
   customize?: boolean;
 }
@@ -62,15 +66,33 @@ const NETWORK_HELP: Record<NetworkRequest, string> = {
  * gear button, or the title's, goes on to mode → isolation → network → model). Back returns to the previous step.
  * It only asks: it returns the request, and the caller delegates.
  */
-export class DelegateFlow implements vscode.Disposable {
-  private readonly shown = new vscode.EventEmitter<ShownStep>();
+export class DelegateFlow extends Disposable {
+  private readonly shown = this._register(new Emitter<ShownStep>());
   private current: ShownStep | undefined;
   /** Fires each time a step is shown. */
   readonly onDidShowStep = this.shown.event;
 
+  constructor() {
+    super();
+    this._register(toDisposable(() => this.current?.input.dispose()));
+  }
+
   /** The step on screen now, if any. */
   get currentStep(): ShownStep | undefined {
     return this.current;
+  }
+
+  /** In a window with several folders: which folder's repository the task runs in. Undefined when cancelled. */
+  async askFolder(folders: { name: string; root: string }[]): Promise<string | undefined> {
+    const pick = vscode.window.createQuickPick<ValueItem<string>>();
+    pick.title = 'Caesar: Delegate Task — folder';
+    pick.placeholder = 'Which folder should the agent work in?';
+    pick.ignoreFocusOut = true;
+    pick.items = folders.map((f) => ({ label: f.name, description: f.root, value: f.root }));
+    const picked = await this.run<string>('folder', pick as unknown as vscode.QuickPick<vscode.QuickPickItem>, (settle) => [
+      pick.onDidAccept(() => pick.activeItems[0] && settle(pick.activeItems[0].value)),
+    ]);
+    return typeof picked === 'string' ? picked : undefined;
   }
 
   /** Asks for one delegation. Undefined when the user cancelled. */
@@ -155,6 +177,7 @@ export class DelegateFlow implements vscode.Disposable {
       ...(customize || preset.network ? { network } : {}),
       ...(model !== undefined && model !== target.model ? { model } : {}),
       ...(preset.context ? { context: preset.context } : {}),
+      ...(preset.transport ? { transport: preset.transport } : {}),
     };
     return { request, target };
   }
@@ -313,11 +336,6 @@ export class DelegateFlow implements vscode.Disposable {
       this.current = { step, input };
       this.shown.fire(this.current);
     });
-  }
-
-  dispose(): void {
-    this.current?.input.dispose();
-    this.shown.dispose();
   }
 }
 

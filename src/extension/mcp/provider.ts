@@ -1,4 +1,6 @@
 import * as vscode from 'vscode';
+import { Disposable } from '../../base/disposable';
+import { Emitter } from '../../base/event';
 
 export const MCP_PROVIDER_ID = 'caesar';
 export const MCP_SERVER_LABEL = 'Caesar';
@@ -24,16 +26,16 @@ export function caesarMcpLaunch(cliScript: string, root: string): CaesarMcpLaunc
  * can delegate; tasks it starts appear in the Tasks view like any other. Offers nothing in an untrusted workspace
  * (the server would run agents on the repository's say-so) and re-announces itself when trust is granted.
  */
-export class CaesarMcpProvider implements vscode.McpServerDefinitionProvider<vscode.McpStdioServerDefinition>, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<void>();
-  private readonly disposables: vscode.Disposable[] = [this.changed];
+export class CaesarMcpProvider extends Disposable implements vscode.McpServerDefinitionProvider<vscode.McpStdioServerDefinition> {
+  private readonly changed = this._register(new Emitter<void>());
   readonly onDidChangeMcpServerDefinitions = this.changed.event;
 
   constructor(
     private readonly cliScript: string,
     private readonly root: string,
   ) {
-    this.disposables.push(vscode.workspace.onDidGrantWorkspaceTrust(() => this.changed.fire()));
+    super();
+    this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.changed.fire()));
   }
 
   provideMcpServerDefinitions(): vscode.McpStdioServerDefinition[] {
@@ -46,10 +48,6 @@ export class CaesarMcpProvider implements vscode.McpServerDefinitionProvider<vsc
 
   resolveMcpServerDefinition(server: vscode.McpStdioServerDefinition): vscode.McpStdioServerDefinition | undefined {
     return vscode.workspace.isTrusted ? server : undefined;
-  }
-
-  dispose(): void {
-    for (const d of this.disposables) d.dispose();
   }
 }
 

@@ -1,4 +1,6 @@
 import * as vscode from 'vscode';
+import { Disposable } from '../../base/disposable';
+import { Emitter } from '../../base/event';
 import { RequestError, answerQuestion, isActive, pendingQuestions, type TaskSummary } from '../../engine/tasks';
 import type { QuestionFile } from '../../protocol';
 import { oneLine } from '../tasks/format';
@@ -31,20 +33,20 @@ export interface AnswerOutcome {
  * its question is answered elsewhere or expires is closed; a notification clicked after that says it was answered.
  * Closing a notification loses nothing: the question stays pending in the tree and the status bar.
  */
-export class QuestionInbox implements vscode.Disposable {
+export class QuestionInbox extends Disposable {
   private readonly seen = new Set<string>();
   private readonly prompts = new Map<string, vscode.QuickInput>();
-  private readonly subscription: vscode.Disposable;
   private readonly notices: QuestionNotice[] = [];
-  private readonly noticed = new vscode.EventEmitter<QuestionNotice>();
+  private readonly noticed = this._register(new Emitter<QuestionNotice>());
   readonly onDidNotify = this.noticed.event;
 
   constructor(
-    private readonly root: string,
     private readonly tasks: LiveTasks,
     private readonly log: vscode.LogOutputChannel,
   ) {
-    this.subscription = tasks.onDidChange(() => this.scan());
+    super();
+    this._register(tasks.onDidChange(() => this.scan()));
+    this._register({ dispose: () => this.prompts.forEach((p) => p.dispose()) });
     void tasks.ready().then(() => this.scan());
   }
 
@@ -129,7 +131,7 @@ export class QuestionInbox implements vscode.Disposable {
     const summary = this.tasks.get(taskId);
     const inView = summary?.pendingQuestions.find((q) => q.id === questionId);
     const fromView = inView !== undefined;
-    const question = inView ?? (await pendingQuestions(this.root, taskId).catch(() => [])).find((q) => q.id === questionId);
+    const question = inView ?? (await pendingQuestions(this.tasks.rootOf(taskId), taskId).catch(() => [])).find((q) => q.id === questionId);
     if (!question) {
       // Not waiting (answered, expired or unknown): the engine refuses the write and says which, and by whom.
       return this.answer(taskId, questionId, '');
@@ -183,7 +185,7 @@ export class QuestionInbox implements vscode.Disposable {
   /** Writes the answer through the engine; already answered / expired are said, not thrown. */
   async answer(taskId: string, questionId: string, text: string): Promise<AnswerOutcome> {
     try {
-      const answer = await answerQuestion(this.root, taskId, questionId, text, 'vscode');
+      const answer = await answerQuestion(this.tasks.rootOf(taskId), taskId, questionId, text, 'vscode');
       const message = `Caesar: answered “${oneLine(answer.answer, 80)}”.`;
       vscode.window.setStatusBarMessage(message, 5000);
       this.log.info(`answered question ${questionId} of task ${taskId}: ${oneLine(answer.answer, 120)}`);
@@ -196,9 +198,4 @@ export class QuestionInbox implements vscode.Disposable {
     }
   }
 
-  dispose(): void {
-    this.subscription.dispose();
-    for (const p of this.prompts.values()) p.dispose();
-    this.noticed.dispose();
-  }
 }

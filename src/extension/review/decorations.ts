@@ -1,4 +1,6 @@
 import * as vscode from 'vscode';
+import { Disposable } from '../../base/disposable';
+import { Emitter } from '../../base/event';
 import type { TaskSummary } from '../../engine/store';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { CHANGE_SCHEME, changeUri } from './changeUri';
@@ -17,13 +19,13 @@ const COLORS: Record<string, string> = {
  * (`caesar-change:/<taskId>/<path>`) and the files in the task's worktree (the right side of its diffs, the
  * explorer). Reads the task's result (git-verified diff) from LiveTasks: no file, no git.
  */
-export class TaskFileDecorations implements vscode.FileDecorationProvider, vscode.Disposable {
-  private readonly changed = new vscode.EventEmitter<vscode.Uri[]>();
-  private readonly disposables: vscode.Disposable[] = [this.changed];
+export class TaskFileDecorations extends Disposable implements vscode.FileDecorationProvider {
+  private readonly changed = this._register(new Emitter<vscode.Uri[]>());
   readonly onDidChangeFileDecorations = this.changed.event;
 
   constructor(private readonly tasks: LiveTasks) {
-    this.disposables.push(
+    super();
+    this._register(
       tasks.onDidChange((ids) => {
         const uris = ids.flatMap((id) => {
           const summary = tasks.get(id);
@@ -55,10 +57,6 @@ export class TaskFileDecorations implements vscode.FileDecorationProvider, vscod
       new vscode.ThemeColor(COLORS[action] ?? COLORS.modified!),
     );
     return decoration;
-  }
-
-  dispose(): void {
-    for (const d of this.disposables) d.dispose();
   }
 }
 

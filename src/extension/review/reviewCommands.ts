@@ -3,7 +3,8 @@ import { RecordRefused, taskVersionPath } from '../../engine/record-checks';
 import type { TaskSummary } from '../../engine/store';
 import { applyTaskById, diffTask, discardTask, requireTaskView, type ApplyOutcome, type DiscardOutcome } from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
-import { BaseRefContentProvider, UNTRUSTED_REVIEW, openChange } from '../tasks/review';
+import { UNTRUSTED_REVIEW } from './baseContent';
+import { baseSideOf, openChange } from './openChange';
 import { changedSinceBase, type Overlap } from './overlap';
 import { activeEditorTarget, pickTaskTarget, targetOf, type TaskTarget } from './target';
 
@@ -24,41 +25,41 @@ const hasChanges = (s: TaskSummary) => !!s.state.worktree && !!s.result?.diff &&
 /**
  * Review and the decisions after it: "Review All Changes" (the multi-file diff editor, base_ref ↔ the task's
  * worktree), "Apply", "Apply Selected Files…" and "Discard", from the Tasks tree, the timeline and the diff editor's
- * title. Apply and discard are the engine's (all or nothing, conflicting files named); this class adds the editor's
- * part: choosing files, the warning before applying over files changed since the task's base, and the messages.
- * In an untrusted workspace nothing here runs git: each command says why.
+ * title (registered in commands.ts). Apply and discard are the engine's (all or nothing, conflicting files named);
+ * this class adds the editor's part: choosing files, the warning before applying over files changed since the task's
+ * base, and the messages. In an untrusted workspace nothing here runs git: each command says why.
  */
-export class ReviewCommands implements vscode.Disposable {
+export class ReviewCommands {
   /** Replaceable by the in-editor tests, which cannot click a modal dialog. */
   confirm: Confirm = modalConfirm;
-  private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
     private readonly tasks: LiveTasks,
     private readonly activeTimelineTask: () => string | undefined,
     private readonly log: vscode.LogOutputChannel,
-  ) {
+  ) {}
+
+  /** The handlers of the review commands, by command id, for commands.ts to register. */
+  handlers(): Record<string, (arg?: unknown, selection?: unknown) => Promise<unknown>> {
     const run = <T>(what: string, fn: () => Promise<T>) =>
       fn().catch((err: Error) => {
         this.log.warn(`${what}: ${err.message}`);
         void vscode.window.showErrorMessage(`Caesar: ${err.message}`);
         return undefined;
       });
-    this.disposables.push(
-      vscode.commands.registerCommand('caesar.reviewAll', (arg?: unknown, selection?: unknown) =>
+    return {
+      'caesar.reviewAll': (arg, selection) =>
         run('review all changes', async () => {
           const target = await this.targetFor(arg, selection, 'Review the changes of which task?');
           return target ? this.reviewAll(target.taskId) : undefined;
         }),
-      ),
-      vscode.commands.registerCommand('caesar.apply', (arg?: unknown, selection?: unknown) =>
+      'caesar.apply': (arg, selection) =>
         run('apply', async () => {
           const target = await this.targetFor(arg, selection, 'Apply the changes of which task?');
           // "Apply" on one task applies all of it; selected files go through "Apply Selected Files…".
           return target ? this.apply(target.taskId) : undefined;
         }),
-      ),
-      vscode.commands.registerCommand('caesar.applySelected', (arg?: unknown, selection?: unknown) =>
+      'caesar.applySelected': (arg, selection) =>
         run('apply selected files', async () => {
           const target = await this.targetFor(arg, selection, 'Apply files of which task?');
           if (!target) return undefined;
@@ -66,14 +67,12 @@ export class ReviewCommands implements vscode.Disposable {
           const files = target.files?.length ? target.files : await this.pickFiles(target);
           return files?.length ? this.apply(target.taskId, files) : undefined;
         }),
-      ),
-      vscode.commands.registerCommand('caesar.discard', (arg?: unknown, selection?: unknown) =>
+      'caesar.discard': (arg, selection) =>
         run('discard', async () => {
           const target = await this.targetFor(arg, selection, 'Discard the worktree of which task?');
           return target ? this.discard(target.taskId) : undefined;
         }),
-      ),
-    );
+    };
   }
 
   private async targetFor(arg: unknown, selection: unknown, placeHolder: string): Promise<TaskTarget | undefined> {
@@ -90,7 +89,7 @@ export class ReviewCommands implements vscode.Disposable {
   /** Opens every changed file of the task in the multi-file diff editor (or one diff editor per file). */
   async reviewAll(taskId: string): Promise<ReviewShown> {
     if (!this.trusted()) return 'nothing';
-    const root = this.tasks.store.root;
+    const root = this.tasks.rootOf(taskId);
     const diff = await diffTask(root, taskId);
     const { state } = await requireTaskView(root, taskId);
     if (!diff.worktree || diff.files.length === 0) {
@@ -102,7 +101,7 @@ export class ReviewCommands implements vscode.Disposable {
       const resources: [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined][] = [];
       for (const file of diff.files) {
         const right = file.action === 'deleted' ? undefined : vscode.Uri.file(await taskVersionPath(root, state, file.path));
-        const left = file.action === 'created' ? undefined : BaseRefContentProvider.uriFor(taskId, file.old_path ?? file.path);
+        const left = file.action === 'created' ? undefined : baseSideOf(this.tasks, taskId, file.old_path ?? file.path);
         resources.push([right ?? (left as vscode.Uri), left, right]);
       }
       await vscode.commands.executeCommand('vscode.changes', title, resources);
@@ -119,11 +118,11 @@ export class ReviewCommands implements vscode.Disposable {
    */
   async apply(taskId: string, files?: string[]): Promise<ApplyOutcome | undefined> {
     if (!this.trusted()) return undefined;
-    const root = this.tasks.store.root;
+    const root = this.tasks.rootOf(taskId);
     const view = await requireTaskView(root, taskId);
     if (view.state.worktree && view.state.base_ref) {
       const paths = files?.length ? files : (await diffTask(root, taskId)).files.map((f) => f.path);
-      const overlaps = await changedSinceBase(root, view, paths, this.tasks.list()).catch((err: Error) => {
+      const overlaps = await changedSinceBase(root, view, paths, this.tasks.list(root)).catch((err: Error) => {
         if (err instanceof RecordRefused) throw err;
         this.log.warn(`checking ${taskId}'s files against the workspace: ${err.message}`);
         return [] as Overlap[];
@@ -158,7 +157,7 @@ export class ReviewCommands implements vscode.Disposable {
   /** Removes the task's worktree and branch (after a modal confirmation); the workspace is never touched. */
   async discard(taskId: string): Promise<DiscardOutcome | undefined> {
     if (!this.trusted()) return undefined;
-    const root = this.tasks.store.root;
+    const root = this.tasks.rootOf(taskId);
     const view = await requireTaskView(root, taskId);
     if (view.state.worktree) {
       const applied = view.applied ? ' It was applied: your workspace keeps those changes.' : ' Its changes were not applied: they will be lost.';
@@ -175,7 +174,7 @@ export class ReviewCommands implements vscode.Disposable {
   /** A quick pick of the task's changed files, all checked: the user unchecks what to leave out. */
   private async pickFiles(target: TaskTarget): Promise<string[] | undefined> {
     if (!this.trusted()) return undefined;
-    const diff = await diffTask(this.tasks.store.root, target.taskId);
+    const diff = await diffTask(this.tasks.rootOf(target.taskId), target.taskId);
     if (diff.files.length === 0) {
       void vscode.window.showInformationMessage(`Caesar: ${diff.message ?? `task ${target.taskId} changed nothing.`}`);
       return undefined;
@@ -190,9 +189,6 @@ export class ReviewCommands implements vscode.Disposable {
     return picked?.map((p) => p.label);
   }
 
-  dispose(): void {
-    for (const d of this.disposables) d.dispose();
-  }
 }
 
 function oneLineTitle(text: string): string {

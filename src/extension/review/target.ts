@@ -2,8 +2,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { TaskSummary } from '../../engine/store';
 import type { LiveTasks } from '../tasks/liveTasks';
-import { BASE_SCHEME } from '../tasks/review';
-import { DetailNode, TaskNode } from '../tasks/tree';
+import { ChangedFileNode, DetailNode, TaskNode } from '../tasks/nodes';
+import { parseBaseVersionUri } from './baseContent';
 import { CHANGE_SCHEME } from './changeUri';
 
 /** What a command acts on: a task, and the files of it the user chose (none: the whole task). */
@@ -15,7 +15,7 @@ export interface TaskTarget {
 /**
  * The task (and files) a command was invoked on, from whatever VS Code passes:
  *  - a tree item (TaskNode, or a changed-file DetailNode), with the tree's multi-selection as the second argument;
- *  - a resource of an editor title menu: a `caesar-base:` left side, a `caesar-change:` item or a worktree file;
+ *  - a resource of an editor title menu: a `caesar-base:` left side (its query names the task), a `caesar-change:` item or a worktree file;
  *  - a task id string (the timeline, the tests, other commands), with an optional list of files.
  */
 export function targetOf(tasks: LiveTasks, arg: unknown, second?: unknown): TaskTarget | undefined {
@@ -26,7 +26,7 @@ export function targetOf(tasks: LiveTasks, arg: unknown, second?: unknown): Task
   if (arg instanceof TaskNode || arg instanceof DetailNode) {
     const selected = Array.isArray(second) ? second.filter((n): n is DetailNode | TaskNode => n instanceof TaskNode || n instanceof DetailNode) : [arg];
     const nodes = selected.some((n) => n === arg) ? selected : [arg];
-    const files = nodes.filter((n): n is DetailNode => n instanceof DetailNode && n.kind === 'file' && n.taskId === arg.taskId).map((n) => n.key);
+    const files = nodes.filter((n): n is ChangedFileNode => n instanceof ChangedFileNode && n.taskId === arg.taskId).map((n) => n.file);
     return { taskId: arg.taskId, ...(files.length ? { files } : {}) };
   }
   if (arg instanceof vscode.Uri) return targetOfUri(tasks, arg);
@@ -35,7 +35,9 @@ export function targetOf(tasks: LiveTasks, arg: unknown, second?: unknown): Task
 
 /** The task a resource belongs to: one of the schemes above, or a file inside a task's worktree. */
 export function targetOfUri(tasks: LiveTasks, uri: vscode.Uri): TaskTarget | undefined {
-  if (uri.scheme === BASE_SCHEME || uri.scheme === CHANGE_SCHEME) {
+  const base = parseBaseVersionUri(uri);
+  if (base) return tasks.get(base.taskId) ? { taskId: base.taskId, files: [base.file] } : undefined;
+  if (uri.scheme === CHANGE_SCHEME) {
     const [, taskId, ...rest] = uri.path.split('/');
     if (!taskId || !tasks.get(taskId)) return undefined;
     return { taskId, ...(rest.length ? { files: [rest.join('/')] } : {}) };

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { Disposable } from '../../base/disposable';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { isActive } from '../../engine/store';
 
@@ -22,18 +23,17 @@ export function countActivity(tasks: LiveTasks): ActivityCounts {
  * The status-bar item and the view badge: running tasks and pending questions, both focusing the Tasks view.
  * The badge shows questions when there are any (they need the user), else the running count.
  */
-export class CaesarStatus implements vscode.Disposable {
-  private readonly item: vscode.StatusBarItem;
-  private readonly subscription: vscode.Disposable;
+export class CaesarStatus extends Disposable {
+  private readonly item = this._register(vscode.window.createStatusBarItem('caesar.status', vscode.StatusBarAlignment.Left, 50));
 
   constructor(
     private readonly tasks: LiveTasks,
     private readonly view: vscode.TreeView<unknown>,
   ) {
-    this.item = vscode.window.createStatusBarItem('caesar.status', vscode.StatusBarAlignment.Left, 50);
+    super();
     this.item.name = 'Caesar';
     this.item.command = 'caesar.tasks.focus';
-    this.subscription = tasks.onDidChange(() => this.update());
+    this._register(tasks.onDidChange(() => this.update()));
     this.update();
   }
 
@@ -61,10 +61,5 @@ export class CaesarStatus implements vscode.Disposable {
     this.view.badge = questions
       ? { value: questions, tooltip: `${questions} question${questions === 1 ? '' : 's'} waiting for you` }
       : { value: running, tooltip: `${running} task${running === 1 ? '' : 's'} running` };
-  }
-
-  dispose(): void {
-    this.subscription.dispose();
-    this.item.dispose();
   }
 }

@@ -1,6 +1,7 @@
-import * as path from 'node:path';
-import * as vscode from 'vscode';
-import { isSafeId, taskPaths } from '../../protocol';
+import type * as vscode from 'vscode';
+import { Disposable, toDisposable, type IDisposable } from '../../base/disposable';
+import { Emitter, type Event } from '../../base/event';
+import { taskPaths, type ProtocolEvent } from '../../protocol';
 import { lastLogLines } from '../../engine/report';
 import { sortForDisplay, type TaskStore, type TaskSummary } from '../../engine/store';
 import { TaskActivity } from './activity';
@@ -8,51 +9,78 @@ import { TaskActivity } from './activity';
 /** The longest the tree waits for a task's events to be read before showing what it has (they still stream in). */
 const ACTIVITY_LOAD_LIMIT_MS = 2000;
 
+/** One workspace folder's tasks: its caesar root, the folder's name, the store reading `<root>/.caesar/tasks`. */
+export interface TaskRoot {
+  readonly root: string;
+  readonly name: string;
+  readonly store: TaskStore;
+}
+
+/** A batch of a task's events, as its one follower read them (the timeline may subscribe instead of following again). */
+export interface EventsRead {
+  taskId: string;
+  events: readonly ProtocolEvent[];
+  /** Byte offset in events.jsonl just after the batch. */
+  nextOffset: number;
+}
+
 interface ActivityEntry {
   activity: TaskActivity;
-  follower?: vscode.Disposable;
+  follower?: IDisposable;
   /** Resolves once the events written before the first use have been folded in. */
   loaded: Promise<TaskActivity>;
   markLoaded(): void;
 }
 
 /**
- * The extension's live view of `.caesar/tasks/`: summaries read through the store, refreshed per task when VS Code's
- * file watcher reports a change (it also works under Remote, where the extension host runs next to the files).
- * Nothing here polls; the store is the only reader of task files, and the caches below are all this keeps.
+ * The extension's one source of task summaries, for every folder of the window: each root's store watches its
+ * tasks folder (one watcher per root, coalesced once, in the engine) and a changed task is re-read through the store.
+ * Each task's events are followed by one follower at most (started when someone needs them, stopped when the task is
+ * over and read), folded for the tree and offered raw through onDidReadEvents. Nothing here polls.
  */
-export class LiveTasks implements vscode.Disposable {
+export class LiveTasks extends Disposable {
   private readonly summaries = new Map<string, TaskSummary>();
+  private readonly rootById = new Map<string, TaskRoot>();
   private readonly activities = new Map<string, ActivityEntry>();
-  private readonly changed = new vscode.EventEmitter<string[]>();
-  private readonly activityChanged = new vscode.EventEmitter<string>();
-  private readonly disposables: vscode.Disposable[] = [];
-  private readonly dirty = new Set<string>();
-  private flushTimer: NodeJS.Timeout | undefined;
-  private loaded: Promise<void>;
+  private readonly changed = this._register(new Emitter<string[]>());
+  private readonly activityChanged = this._register(new Emitter<string>());
+  private readonly eventsRead = this._register(new Emitter<EventsRead>());
+  private readonly loaded: Promise<void>;
 
   /** Fires with the ids whose summary changed (added, updated or removed). */
-  readonly onDidChange = this.changed.event;
+  readonly onDidChange: Event<string[]> = this.changed.event;
   /** Fires with a task id when new events were folded into its activity (tool calls, files, errors). */
-  readonly onDidChangeActivity = this.activityChanged.event;
+  readonly onDidChangeActivity: Event<string> = this.activityChanged.event;
+  /** Every batch of events the follower of a task read, in order. */
+  readonly onDidReadEvents: Event<EventsRead> = this.eventsRead.event;
 
   constructor(
-    readonly store: TaskStore,
+    readonly roots: readonly TaskRoot[],
     private readonly log: vscode.LogOutputChannel,
   ) {
-    const pattern = new vscode.RelativePattern(vscode.Uri.file(store.tasksDir), '**');
-    const watcher = vscode.workspace.createFileSystemWatcher(pattern);
-    const onUri = (uri: vscode.Uri) => this.onFileEvent(uri);
-    this.disposables.push(watcher, watcher.onDidCreate(onUri), watcher.onDidChange(onUri), watcher.onDidDelete(onUri));
-    // The tasks folder may not exist yet: watch the root's .caesar for its creation, then list everything.
-    const parentWatcher = vscode.workspace.createFileSystemWatcher(
-      new vscode.RelativePattern(vscode.Uri.file(store.root), '.caesar/{tasks,tasks/*}'),
-    );
-    this.disposables.push(parentWatcher, parentWatcher.onDidCreate((uri) => this.onFileEvent(uri)));
-    // VS Code's watcher batches events (about a second in code-server); the store's fs.watch on the task folders
-    // reports within milliseconds. Both feed the same coalesced refresh, so either one alone keeps the view right.
-    this.disposables.push(store.watch((ids) => ids.forEach((id) => this.markDirty(id))));
+    super();
+    if (roots.length === 0) throw new Error('LiveTasks needs at least one root');
+    for (const root of roots) this._register(root.store.watch((ids) => void this.refreshAndFire(root, ids)));
+    this._register(toDisposable(() => this.releaseAll()));
     this.loaded = this.reloadAll();
+  }
+
+  /** The first folder's store (a single-folder window's only one). */
+  get store(): TaskStore {
+    return this.roots[0]!.store;
+  }
+
+  /** The root a task lives in (the first folder's for an unknown id). */
+  taskRootOf(id: string): TaskRoot {
+    return this.rootById.get(id) ?? this.roots[0]!;
+  }
+
+  storeOf(id: string): TaskStore {
+    return this.taskRootOf(id).store;
+  }
+
+  rootOf(id: string): string {
+    return this.taskRootOf(id).root;
   }
 
   /** Resolves when the first listing is in. */
@@ -60,13 +88,26 @@ export class LiveTasks implements vscode.Disposable {
     return this.loaded;
   }
 
-  /** Summaries in display order: needing input, running, pending, then recent. */
-  list(): TaskSummary[] {
-    return sortForDisplay([...this.summaries.values()]);
+  /** Summaries in display order (needing input, running, pending, then recent), of every root or of one. */
+  list(root?: string): TaskSummary[] {
+    const all = [...this.summaries.values()];
+    return sortForDisplay(root === undefined ? all : all.filter((s) => this.rootOf(s.id) === root));
   }
 
   get(id: string): TaskSummary | undefined {
     return this.summaries.get(id);
+  }
+
+  /** The listed tasks a task delegated (its `parent_task_id`, in its own root), in display order. */
+  subtasksOf(id: string): TaskSummary[] {
+    const root = this.rootOf(id);
+    return this.list(root).filter((s) => s.state.parent_task_id === id);
+  }
+
+  /** The parent a task is shown under: its `parent_task_id` when that task is listed in the same root, else none. */
+  parentOf(id: string): string | undefined {
+    const parent = this.summaries.get(id)?.state.parent_task_id;
+    return parent && parent !== id && this.summaries.has(parent) && this.rootOf(parent) === this.rootOf(id) ? parent : undefined;
   }
 
   /**
@@ -77,91 +118,79 @@ export class LiveTasks implements vscode.Disposable {
    * showing only their changed files whenever VS Code did not ask again.
    */
   activity(id: string): Promise<TaskActivity> {
-    let entry = this.activities.get(id);
-    if (!entry) {
-      const activity = new TaskActivity();
-      // Where the summary saw the stream end (after its last complete line): read up to there, the activity is current.
-      const readTo = this.summaries.get(id)?.eventsBytes ?? 0;
-      let markLoaded!: () => void;
-      const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
-      // Unreadable last lines report no events, so their offset is never seen: do not hold the view for them.
-      const limit = setTimeout(markLoaded, ACTIVITY_LOAD_LIMIT_MS);
-      void loaded.then(() => clearTimeout(limit));
-      if (readTo === 0) markLoaded();
-      const current: ActivityEntry = { activity, loaded: loaded.then(() => activity), markLoaded };
-      this.activities.set(id, current);
-      current.follower = this.store.follow(
-        id,
-        0,
-        (events, nextOffset) => {
-          activity.apply(events);
-          if (nextOffset >= readTo) markLoaded();
-          this.activityChanged.fire(id);
-          this.stopFollowingIfOver(id);
-        },
-        (_line, error) => this.log.warn(`task ${id}: unreadable event line: ${error}`),
-      );
-      entry = current;
-    }
-    return entry.loaded;
+    return (this.activities.get(id) ?? this.startFollowing(id)).loaded;
+  }
+
+  private startFollowing(id: string): ActivityEntry {
+    const activity = new TaskActivity();
+    // Where the summary saw the stream end (after its last complete line): read up to there, the activity is current.
+    const readTo = this.summaries.get(id)?.eventsBytes ?? 0;
+    let markLoaded!: () => void;
+    const loaded = new Promise<void>((resolve) => (markLoaded = resolve));
+    // Unreadable last lines report no events, so their offset is never seen: do not hold the view for them.
+    const limit = setTimeout(markLoaded, ACTIVITY_LOAD_LIMIT_MS);
+    void loaded.then(() => clearTimeout(limit));
+    if (readTo === 0) markLoaded();
+    const entry: ActivityEntry = { activity, loaded: loaded.then(() => activity), markLoaded };
+    this.activities.set(id, entry);
+    entry.follower = this.storeOf(id).follow(
+      id,
+      0,
+      (events, nextOffset) => {
+        activity.apply(events);
+        if (nextOffset >= readTo) markLoaded();
+        this.eventsRead.fire({ taskId: id, events, nextOffset });
+        this.activityChanged.fire(id);
+        this.stopFollowingIfOver(id);
+      },
+      (_line, error) => this.log.warn(`task ${id}: unreadable event line: ${error}`),
+    );
+    return entry;
   }
 
   /** Re-reads everything (first load, and the "Refresh" command after e.g. a dropped watcher). */
   async reloadAll(): Promise<void> {
     const started = Date.now();
-    try {
-      const all = await this.store.list();
-      const seen = new Set(all.map((s) => s.id));
-      const gone = [...this.summaries.keys()].filter((id) => !seen.has(id));
-      for (const id of gone) this.forget(id);
-      for (const summary of all) this.summaries.set(summary.id, summary);
-      this.log.debug(`listed ${all.length} task(s) in ${Date.now() - started} ms`);
-      this.changed.fire([...seen, ...gone]);
-    } catch (err) {
-      this.log.error(`cannot list tasks in ${this.store.tasksDir}: ${(err as Error).message}`);
-    }
+    const ids = new Set<string>();
+    await Promise.all(
+      this.roots.map(async (root) => {
+        try {
+          const all = await root.store.list();
+          const seen = new Set(all.map((s) => s.id));
+          for (const [id, owner] of [...this.rootById]) {
+            if (owner !== root || seen.has(id)) continue;
+            this.forget(id);
+            ids.add(id);
+          }
+          for (const summary of all) this.remember(root, summary);
+          for (const id of seen) ids.add(id);
+        } catch (err) {
+          this.log.error(`cannot list tasks in ${root.store.tasksDir}: ${(err as Error).message}`);
+        }
+      }),
+    );
+    this.log.debug(`listed ${this.summaries.size} task(s) in ${Date.now() - started} ms`);
+    this.changed.fire([...ids]);
   }
 
-  private onFileEvent(uri: vscode.Uri): void {
-    const relative = path.relative(this.store.tasksDir, uri.fsPath);
-    if (relative === '' || relative.startsWith('..')) {
-      // The tasks folder itself appeared or vanished.
-      void this.reloadAll();
-      return;
-    }
-    const id = relative.split(path.sep)[0]!;
-    if (!isSafeId(id)) return;
-    // events.jsonl appends are the hot path; the follower handles them. They matter for the summary only to update
-    // lastEvent (silence, last activity), so they are coalesced like every other change.
-    this.markDirty(id);
-  }
-
-  private markDirty(id: string): void {
-    this.dirty.add(id);
-    this.flushTimer ??= setTimeout(() => void this.flush(), 40);
-  }
-
-  private async flush(): Promise<void> {
-    this.flushTimer = undefined;
-    const ids = [...this.dirty];
-    this.dirty.clear();
-    await Promise.all(ids.map((id) => this.refresh(id)));
+  private async refreshAndFire(root: TaskRoot, ids: string[]): Promise<void> {
+    await Promise.all(ids.map((id) => this.refresh(root, id)));
     this.changed.fire(ids);
   }
 
-  private async refresh(id: string): Promise<void> {
+  private async refresh(root: TaskRoot, id: string): Promise<void> {
     try {
-      const summary = await this.store.summary(id);
+      const summary = await root.store.summary(id);
       if (summary) {
         const before = this.summaries.get(id);
-        this.summaries.set(id, summary);
+        this.remember(root, summary);
         if (!before) this.log.info(`task ${id} appeared (${summary.state.agent}: ${summary.state.status})`);
         else if (before.observed !== summary.observed) {
           this.log.info(`task ${id}: ${before.observed} -> ${summary.observed}`);
-          if (['failed', 'lost', 'timed_out'].includes(summary.observed)) void this.logEngineDiagnostics(id, summary.state.error);
+          if (['failed', 'lost', 'timed_out'].includes(summary.observed)) void this.logEngineDiagnostics(root, id, summary.state.error);
         }
         this.stopFollowingIfOver(id);
-      } else if (this.summaries.has(id)) {
+      } else if (this.rootById.get(id) === root) {
         this.forget(id);
       }
     } catch (err) {
@@ -170,15 +199,20 @@ export class LiveTasks implements vscode.Disposable {
     }
   }
 
+  private remember(root: TaskRoot, summary: TaskSummary): void {
+    this.summaries.set(summary.id, summary);
+    this.rootById.set(summary.id, root);
+  }
+
   /**
    * The engine's side of a failure: the orchestration error and the end of the supervisor's own log
    * (supervisor.log), so "why did it fail" is answered in the Caesar output channel without opening task files.
    */
-  private async logEngineDiagnostics(id: string, error: string | undefined): Promise<void> {
+  private async logEngineDiagnostics(root: TaskRoot, id: string, error: string | undefined): Promise<void> {
     if (error) this.log.error(`task ${id}: ${error}`);
     try {
       // The end of the file only, regular files only, never blocking (a FIFO planted there must not hang the host).
-      const lines = await lastLogLines(taskPaths(this.store.root, id).supervisorLog, 20);
+      const lines = await lastLogLines(taskPaths(root.root, id).supervisorLog, 20);
       if (lines.length && lines[0]) this.log.error(`task ${id}: supervisor.log (last ${lines.length} lines):\n${lines.join('\n')}`);
     } catch {
       /* no supervisor log: nothing more to say */
@@ -199,6 +233,7 @@ export class LiveTasks implements vscode.Disposable {
 
   private forget(id: string): void {
     this.summaries.delete(id);
+    this.rootById.delete(id);
     this.release(this.activities.get(id));
     this.activities.delete(id);
     this.log.info(`task ${id} is gone`);
@@ -210,12 +245,8 @@ export class LiveTasks implements vscode.Disposable {
     entry?.markLoaded();
   }
 
-  dispose(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
+  private releaseAll(): void {
     for (const entry of this.activities.values()) this.release(entry);
     this.activities.clear();
-    for (const d of this.disposables) d.dispose();
-    this.changed.dispose();
-    this.activityChanged.dispose();
   }
 }

@@ -1,12 +1,10 @@
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-/** One event on the wire: `protocol` and `task_id` are dropped (identical on every line of a task's file). */
-export type WireEvent = DistributiveOmit<ProtocolEvent, 'protocol' | 'task_id'>;
-/** What `events.data` decodes to. */
-export type TimelineEvents = WireEvent[];
-
 /**
  * The typed message contract between the timeline panel (extension host) and its webview (webview-ui/timeline).
  * The webview imports this file for TYPES only; it must stay free of runtime imports beyond type-only ones.
+ *
+ * The rows stay in the extension host: the webview asks for the window it shows (`window`) and receives those rows
+ * and the total, never the whole event stream, so what crosses the channel and what the webview holds does not grow
+ * with the task's event count.
  */
 import type { ProtocolEvent, Report, Usage } from '../../protocol';
 
@@ -29,21 +27,65 @@ export interface TimelineTaskInfo {
   files?: { path: string; action: string; additions: number; deletions: number; binary: boolean }[];
 }
 
+export type RowTone = '' | 'ok' | 'bad' | 'warn' | 'dim' | 'info';
+
+/** One row of the timeline as the list shows it (a tool call's start and end are one row). */
+export interface TimelineRow {
+  /** Position among all the task's rows (not the filtered ones): detail and open requests name a row by it. */
+  index: number;
+  seq: number;
+  at: string;
+  type: ProtocolEvent['type'];
+  /** A codicon name without the `codicon-` prefix. */
+  icon: string;
+  tone: RowTone;
+  /** One line, clamped. Agent text: the webview puts it in the page as text only. */
+  label: string;
+  duration?: string;
+  running?: boolean;
+  filePath?: string;
+}
+
+/** Which rows the list shows: all of them, those of some event types, those whose text contains a string. */
+export interface TimelineQuery {
+  /** Case-insensitive (ASCII letters) substring of the row's texts; empty: no text condition. */
+  text: string;
+  /** Event types to keep; empty: all. */
+  types: ProtocolEvent['type'][];
+}
+
+/** Where the host is with the task's events (sent on every change, throttled). */
+export interface TimelineStatus {
+  /** Events indexed so far. */
+  events: number;
+  /** Rows of the whole task (unfiltered). */
+  rows: number;
+  lastSeq: number;
+  /** The file's backlog (its size when the panel opened) has been indexed: from here on, only live appends. */
+  caughtUp: boolean;
+  /** Bytes indexed and the file's size when indexing started, for the "loading" note. */
+  indexedBytes: number;
+  backlogBytes: number;
+  /** Lines of events.jsonl that could not be read (counted, shown, not hidden). */
+  badLines: number;
+  /** The last progress event the agent sent (from the shared fold). */
+  progress?: { message: string; pct?: number };
+}
+
 export type HostToWebview =
   /** Sent first and again whenever the task's state or result changes. */
   | { type: 'task'; task: TimelineTaskInfo }
+  | { type: 'status'; status: TimelineStatus }
   /**
-   * A batch of events in seq order, as the UTF-8 JSON text of a WireEvent[] (decode, then JSON.parse): typed
-   * arrays cross into the webview as binary. `backlog` is true while the panel is still catching up with the file.
+   * Rows [start, start + rows.length) of the current query (`generation` names it: rows of an older query are
+   * dropped), and how many rows that query has in all. Also pushed unasked on live appends while the webview follows.
    */
-  | { type: 'events'; data: Uint8Array; count: number; backlog: boolean }
-  /** The backlog has been sent completely (the file's size when the panel opened has been read). */
-  | { type: 'caughtUp'; total: number }
-  /** Lines of events.jsonl that could not be read (counted, shown, not hidden). */
-  | { type: 'badLines'; count: number };
+  | { type: 'rows'; generation: number; start: number; total: number; rows: TimelineRow[]; follow: boolean; status: TimelineStatus }
+  /** The full text of one row, asked for by `detail`. */
+  | { type: 'detail'; index: number; text: string };
 
 export interface TimelineStats {
-  /** Events the webview has received so far. */
+  /** Events the host had indexed when the webview last heard from it. */
   received: number;
   /** Rows of the timeline (tool starts and ends merge into one row). */
   rows: number;
@@ -51,13 +93,23 @@ export interface TimelineStats {
   rendered: number;
   lastSeq: number;
   caughtUp: boolean;
-  /** Every event's text as shown, for the tests (only the last 200 rows' labels to keep the message small). */
+  /** Labels of the rows the webview holds (its window: the bottom of the list while it follows), in order. */
   recentLabels: string[];
+  /** Index (in the current query) of the first row in view. */
+  firstVisible: number;
 }
 
 export type WebviewToHost =
   /** The script has loaded and wants its data (also sent after the webview is restored). */
   | { type: 'ready' }
+  /**
+   * The rows the list needs: [start, start + count) of the current query, or with `follow` the last `count` rows
+   * (and every later append while following).
+   */
+  | { type: 'window'; generation: number; start: number; count: number; follow: boolean }
+  /** A new search or filter; the host answers with the first window of it (the last rows with `follow`). */
+  | { type: 'query'; generation: number; query: TimelineQuery; count: number; follow: boolean }
+  | { type: 'detail'; index: number }
   /** A report of what the webview received and rendered: the tests and the timing figures read it. */
   | { type: 'stats'; stats: TimelineStats }
   /** The user activated a file row: open that file (or its diff) in the editor. */

@@ -1,40 +1,59 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { ProtocolEvent } from '../../protocol';
+import { taskPaths } from '../../protocol';
 import type { TaskSummary } from '../../engine/store';
 import type { LiveTasks } from '../tasks/liveTasks';
-import { openChange } from '../tasks/review';
+import { openChange } from '../review/openChange';
 import type { HostToWebview, TimelineAction, TimelineStats, TimelineTaskInfo, WebviewToHost } from './messages';
+import { TimelineSource } from './timeline-source';
 
 export const TIMELINE_VIEW_TYPE = 'caesar.timeline';
-/** Events per message at most (a follower chunk of 256 KB holds ~1-2k): bounds one message to a few MB. */
-const BATCH = 20_000;
 /** The header actions a webview may ask for (its messages are checked: only these commands run). */
 const TIMELINE_ACTIONS: readonly TimelineAction[] = ['reviewAll', 'apply', 'applySelected', 'discard'];
-const encoder = new TextEncoder();
+/** How often, at most, the webview hears of new rows while the backlog is indexed, and once it is (live appends). */
+const PUSH_BACKLOG_MS = 100;
+const PUSH_LIVE_MS = 16;
+/** A window never asks for more rows than this (a screenful is ~40). */
+const MAX_WINDOW = 500;
+/** A window this close to the end is re-sent on appends even when not following (rows in it may have ended). */
+const NEAR_END_ROWS = 200;
 
 export interface TimelineTiming {
-  /** From the open request to the webview reporting the whole backlog received and its first screen rendered. */
-  openToCaughtUpMs?: number;
+  /** From the open request to the webview's script asking for its data (the webview's own load). */
+  openToReadyMs?: number;
+  /** From the open request to the host posting the first rows. */
+  openToFirstRowsPostedMs?: number;
   /** From the open request to the webview's first rendered rows. */
   openToFirstRowsMs?: number;
-  /** From the webview's `ready` to the host having read and posted the whole backlog. */
-  readyToBacklogPostedMs?: number;
+  /** From the open request to the webview reporting the whole backlog indexed and its rows rendered. */
+  openToCaughtUpMs?: number;
+  /** From the open request to the host having indexed the file's backlog. */
+  openToIndexedMs?: number;
+}
+
+/** What the webview shows: the query it named by `generation` and the window it last asked for. */
+interface ShownWindow {
+  generation: number;
+  start: number;
+  count: number;
+  follow: boolean;
 }
 
 /**
- * One webview panel per task, streaming its events.jsonl into the timeline. The panel keeps no copy of the events:
- * it follows the file through the store and forwards batches; when the webview is recreated (hidden then shown,
- * window reloaded) it asks again with `ready` and the stream restarts from the beginning.
+ * One webview panel per task. The task's events.jsonl is followed once, from a byte offset, and indexed into rows in
+ * the extension host (TimelineSource); the webview asks for the window it shows and receives only those rows, so
+ * what crosses the channel and what the webview holds stays a screenful whatever the event count. When the webview
+ * is recreated (hidden then shown, window reloaded) it asks again with `ready` and the index is reused.
  */
 export class TimelinePanel implements vscode.Disposable {
-  private follower: vscode.Disposable | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private lastStats: TimelineStats | undefined;
   private readonly statsWaiters: { predicate: (s: TimelineStats) => boolean; resolve: (s: TimelineStats) => void }[] = [];
   private readonly openedAt = Date.now();
   readonly timing: TimelineTiming = {};
-  private badLines = 0;
+  private readonly source: TimelineSource;
+  private shown: ShownWindow = { generation: 0, start: 0, count: 0, follow: true };
+  private pushTimer: NodeJS.Timeout | undefined;
   private disposed = false;
 
   constructor(
@@ -48,6 +67,16 @@ export class TimelinePanel implements vscode.Disposable {
     panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'caesar.svg');
     panel.webview.html = this.html();
+    this.source = new TimelineSource(taskPaths(tasks.rootOf(taskId), taskId).events, {
+      onRows: () => this.schedulePush(),
+      onBadLine: (error) => {
+        this.log.warn(`timeline ${taskId}: unreadable event line: ${error}`);
+        this.schedulePush();
+      },
+      onReset: () => this.log.info(`timeline ${taskId}: events.jsonl was rewritten; indexing it again`),
+    });
+    // Indexing starts with the panel, while the webview loads its script.
+    this.source.start();
     this.disposables.push(
       panel.webview.onDidReceiveMessage((m: WebviewToHost) => this.onMessage(m)),
       tasks.onDidChange((ids) => {
@@ -74,7 +103,26 @@ export class TimelinePanel implements vscode.Disposable {
   private onMessage(message: WebviewToHost): void {
     switch (message.type) {
       case 'ready':
-        this.restartStream();
+        this.timing.openToReadyMs ??= Date.now() - this.openedAt;
+        // A new webview (first load, or recreated): it starts on every row, following the end.
+        this.shown = { generation: 0, start: 0, count: 0, follow: true };
+        void this.source.setQuery({ text: '', types: [] });
+        this.sendTask();
+        this.post({ type: 'status', status: this.source.status });
+        break;
+      case 'window':
+        if (message.generation !== this.shown.generation) return; // asked for a query that has been replaced
+        this.shown = { generation: message.generation, start: message.start, count: clampCount(message.count), follow: message.follow };
+        void this.sendWindow();
+        break;
+      case 'query':
+        void this.runQuery(message);
+        break;
+      case 'detail':
+        void this.source.detail(message.index).then(
+          (text) => this.post({ type: 'detail', index: message.index, text }),
+          (err: Error) => this.log.warn(`timeline ${this.taskId}: reading row ${message.index}: ${err.message}`),
+        );
         break;
       case 'stats':
         this.onStats(message.stats);
@@ -90,12 +138,50 @@ export class TimelinePanel implements vscode.Disposable {
     }
   }
 
+  private async runQuery(message: Extract<WebviewToHost, { type: 'query' }>): Promise<void> {
+    this.shown = { generation: message.generation, start: 0, count: clampCount(message.count), follow: message.follow };
+    const current = await this.source.setQuery({ text: String(message.query.text ?? ''), types: [...(message.query.types ?? [])] });
+    if (current && message.generation === this.shown.generation) await this.sendWindow();
+  }
+
+  /** Sends the rows of the shown window (the last rows when following). */
+  private async sendWindow(): Promise<void> {
+    const { generation, count, follow } = this.shown;
+    const start = follow ? this.source.total - count : this.shown.start;
+    // Taken before the read: the rows sent hold at least the events this status counts.
+    const status = this.source.status;
+    try {
+      const window = await this.source.window(start, count);
+      if (generation !== this.shown.generation) return;
+      if (window.rows.length) this.timing.openToFirstRowsPostedMs ??= Date.now() - this.openedAt;
+      this.post({ type: 'rows', generation, start: window.start, total: window.total, rows: window.rows, follow, status });
+    } catch (err) {
+      this.log.warn(`timeline ${this.taskId}: reading rows: ${(err as Error).message}`);
+    }
+  }
+
+  /** New rows: the status, and the window when the webview follows the end or shows rows near it. Throttled. */
+  private schedulePush(): void {
+    const caughtUp = this.source.status.caughtUp;
+    if (caughtUp && this.timing.openToIndexedMs === undefined) {
+      this.timing.openToIndexedMs = Date.now() - this.openedAt;
+      this.log.info(`timeline ${this.taskId}: ${this.source.status.events} events indexed in ${this.timing.openToIndexedMs} ms`);
+    }
+    if (this.pushTimer || this.disposed) return;
+    this.pushTimer = setTimeout(() => {
+      this.pushTimer = undefined;
+      this.post({ type: 'status', status: this.source.status });
+      const { start, count, follow } = this.shown;
+      if (count > 0 && (follow || start + count + NEAR_END_ROWS >= this.source.total)) void this.sendWindow();
+    }, caughtUp ? PUSH_LIVE_MS : PUSH_BACKLOG_MS);
+  }
+
   private onStats(stats: TimelineStats): void {
     this.lastStats = stats;
     if (stats.rendered > 0 && this.timing.openToFirstRowsMs === undefined) this.timing.openToFirstRowsMs = Date.now() - this.openedAt;
-    if (stats.caughtUp && this.timing.openToCaughtUpMs === undefined) {
+    if (stats.caughtUp && stats.rendered > 0 && this.timing.openToCaughtUpMs === undefined) {
       this.timing.openToCaughtUpMs = Date.now() - this.openedAt;
-      this.log.info(`timeline ${this.taskId}: ${stats.received} events shown in ${this.timing.openToCaughtUpMs} ms`);
+      this.log.info(`timeline ${this.taskId}: ${stats.received} events, first rows in ${this.timing.openToFirstRowsMs} ms`);
     }
     for (let i = this.statsWaiters.length - 1; i >= 0; i--) {
       const waiter = this.statsWaiters[i]!;
@@ -110,65 +196,9 @@ export class TimelinePanel implements vscode.Disposable {
     if (!this.disposed) void this.panel.webview.postMessage(message);
   }
 
-  /**
-   * Events travel as UTF-8 JSON in a Uint8Array (VS Code passes typed arrays through as binary). Through code-server
-   * the channel carries ~1.5 MB/s here, so bytes are what costs: few large messages, no repeated fields.
-   */
-  private postEvents(events: ProtocolEvent[], backlog: boolean): void {
-    // protocol and task_id are the same on every line of the file: left out, they are a quarter of the bytes.
-    const wire = JSON.stringify(events, (key, value: unknown) => (key === 'protocol' || key === 'task_id' ? undefined : value));
-    this.post({ type: 'events', data: encoder.encode(wire), count: events.length, backlog });
-  }
-
   private sendTask(): void {
     const summary = this.tasks.get(this.taskId);
     if (summary) this.post({ type: 'task', task: taskInfo(summary) });
-  }
-
-  /** (Re)streams the task's events from the start: the backlog in batches, then live appends. */
-  private restartStream(): void {
-    this.follower?.dispose();
-    this.sendTask();
-    const summary = this.tasks.get(this.taskId);
-    const backlogBytes = summary?.eventsBytes ?? 0;
-    let caughtUp = false;
-    let total = 0;
-    let pending: ProtocolEvent[] = [];
-    let sentFirst = false;
-    const readyAt = Date.now();
-    if (backlogBytes === 0) {
-      caughtUp = true;
-      this.post({ type: 'caughtUp', total: 0 });
-    }
-    this.follower = this.tasks.store.follow(
-      this.taskId,
-      0,
-      (events: ProtocolEvent[], nextOffset: number) => {
-        total += events.length;
-        if (caughtUp) {
-          this.postEvents(events, false); // live: every append goes out at once
-          return;
-        }
-        // Backlog: the first chunk at once (the first screen), then few large messages (each costs a round trip).
-        pending.push(...events);
-        const done = nextOffset >= backlogBytes;
-        if (!sentFirst || pending.length >= BATCH || done) {
-          sentFirst = true;
-          this.postEvents(pending, !done);
-          pending = [];
-        }
-        if (done) {
-          caughtUp = true;
-          this.post({ type: 'caughtUp', total });
-          this.timing.readyToBacklogPostedMs = Date.now() - readyAt;
-        }
-      },
-      (_line, error) => {
-        this.badLines++;
-        this.log.warn(`timeline ${this.taskId}: unreadable event line: ${error}`);
-        this.post({ type: 'badLines', count: this.badLines });
-      },
-    );
   }
 
   private html(): string {
@@ -201,11 +231,16 @@ export class TimelinePanel implements vscode.Disposable {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    this.follower?.dispose();
+    if (this.pushTimer) clearTimeout(this.pushTimer);
+    this.source.dispose();
     for (const d of this.disposables) d.dispose();
     this.panel.dispose();
     this.onDispose();
   }
+}
+
+function clampCount(count: unknown): number {
+  return typeof count === 'number' && Number.isFinite(count) ? Math.max(0, Math.min(MAX_WINDOW, Math.floor(count))) : 0;
 }
 
 export function taskInfo(summary: TaskSummary): TimelineTaskInfo {

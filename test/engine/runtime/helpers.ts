@@ -123,15 +123,7 @@ export async function readFinished(root: string, id: string): Promise<Finished> 
   return { state, result, events, badLines };
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { waitFor } from '../../support/wait';
 
 export function pidAlive(pid: number): boolean {
   try {

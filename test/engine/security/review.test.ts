@@ -9,7 +9,7 @@ import { installVscodeStub, recorded, resetVscodeStub, Uri } from './vscode-stub
 
 /*
  * Issue 13 item 1: a cloned repository must never make the editor run a program or write a file. The subject is the
- * extension's review code itself (src/extension/tasks/review.ts: the base-version provider and "Open Changes"), run
+ * extension's review code itself (src/extension/review/: the base-version provider and "Open Changes"), run
  * under mocha with a stand-in `vscode` module, against real git repositories. Each hostile record below made the
  * previous review.ts write a file outside the repository or run a command; every git the code runs is logged by a
  * `git` wrapper first on PATH, so "no git at all" is observed, not assumed.
@@ -17,7 +17,9 @@ import { installVscodeStub, recorded, resetVscodeStub, Uri } from './vscode-stub
 
 installVscodeStub();
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const review = require('../../../src/extension/tasks/review') as typeof import('../../../src/extension/tasks/review');
+const review = require('../../../src/extension/review/baseContent') as typeof import('../../../src/extension/review/baseContent');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const opener = require('../../../src/extension/review/openChange') as typeof import('../../../src/extension/review/openChange');
 
 interface Record {
   base_ref?: string;
@@ -26,12 +28,12 @@ interface Record {
   root: string;
 }
 
-function fakeTasks(root: string, records: Map<string, Record>): ConstructorParameters<typeof review.BaseRefContentProvider>[0] {
+function fakeTasks(root: string, records: Map<string, Record>): Parameters<typeof opener.openChange>[0] {
   const tasks = {
-    store: { root },
+    rootOf: () => root,
     get: (id: string) => (records.has(id) ? { id, state: records.get(id)! } : undefined),
   };
-  return tasks as unknown as ConstructorParameters<typeof review.BaseRefContentProvider>[0];
+  return tasks as unknown as Parameters<typeof opener.openChange>[0];
 }
 
 describe('security: reviewing a task record from a cloned repository (issue 13.1)', function () {
@@ -47,11 +49,13 @@ describe('security: reviewing a task record from a cloned repository (issue 13.1
   let gitLog: string;
   let savedPath: string | undefined;
   const records = new Map<string, Record>();
-  let provider: InstanceType<typeof review.BaseRefContentProvider>;
+  let provider: InstanceType<typeof review.BaseVersionProvider>;
 
   const gitRuns = () => (existsSync(gitLog) ? readFileSync(gitLog, 'utf8').split('\n').filter(Boolean) : []);
-  const baseText = (id: string, file: string) => provider.provideTextDocumentContent(Uri.from({ scheme: review.BASE_SCHEME, path: `/${id}/${file}` }) as never);
-  const openChange = (id: string, file: string) => review.openChange(fakeTasks(victim, records), id, file);
+  // The base side's URI carries the task, its recorded base commit and the root: the provider reads nothing else.
+  const baseText = (id: string, file: string) =>
+    provider.provideTextDocumentContent(review.baseVersionUri({ taskId: id, commit: records.get(id)!.base_ref!, root: victim, file }) as never);
+  const openChange = (id: string, file: string) => opener.openChange(fakeTasks(victim, records), id, file);
 
   before(async () => {
     victim = makeRepo({ 'README.md': 'base content\n' });
@@ -98,7 +102,7 @@ describe('security: reviewing a task record from a cloned repository (issue 13.1
     records.set('output-task', { base_ref: `--output=${path.join(outside, 'pwned')}`, worktree, workspace: victim, root: victim });
     records.set('evil-task', { base_ref: hostileBase, worktree: bare, workspace: victim, root: victim });
     records.set('dotdot-task', { base_ref: base, worktree, workspace: victim, root: victim });
-    provider = new review.BaseRefContentProvider(fakeTasks(victim, records));
+    provider = new review.BaseVersionProvider(() => [victim]);
   });
 
   after(() => {

@@ -37,12 +37,10 @@ describe('security: task files are read as untrusted input (issue 13.2)', functi
       symlinkSync('/dev/zero', taskPaths(root, id).state);
     }
     const peakBefore = peakRss();
-    const started = Date.now();
+    // within(): a bound on a hang (reading /dev/zero never ends), not a timing claim; memory is the measured claim.
     const list = await within(5_000, 'store.list()', new TaskStore(root).list());
-    const elapsed = Date.now() - started;
     const grew = peakRss() - peakBefore;
     assert.deepEqual(list.map((t) => t.id), ['good-task']);
-    assert.ok(elapsed < 1_000, `listing took ${elapsed} ms`);
     assert.ok(grew < 64 * 1024 * 1024, `peak memory grew by ${Math.round(grew / 1024 / 1024)} MB`);
   });
 
@@ -84,7 +82,6 @@ describe('security: task files are read as untrusted input (issue 13.2)', functi
 
     const ps = await runCaesar(['ps', '--root', root], root, 15_000);
     assert.equal(ps.code, 0, ps.stderr);
-    assert.ok(ps.elapsedMs < 5_000, `caesar ps took ${ps.elapsedMs} ms`);
     assert.match(ps.stdout, /good-task/);
     assert.match(ps.stdout, /fifo-rest/);
   });

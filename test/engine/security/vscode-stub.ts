@@ -1,7 +1,7 @@
 import Module from 'node:module';
 
 /*
- * Just enough of the `vscode` module to run src/extension/tasks/review.ts under mocha: workspace trust is a switch,
+ * Just enough of the `vscode` module to run the extension's review code (src/extension/review/) under mocha: workspace trust is a switch,
  * and every command or message the code under test issues is recorded instead of shown. installVscodeStub() makes
  * `require('vscode')` resolve here.
  */
@@ -10,12 +10,16 @@ export class Uri {
   private constructor(
     readonly scheme: string,
     readonly path: string,
+    readonly query = '',
   ) {}
   static file(fsPath: string): Uri {
     return new Uri('file', fsPath);
   }
-  static from(parts: { scheme: string; path: string }): Uri {
-    return new Uri(parts.scheme, parts.path);
+  static from(parts: { scheme: string; path: string; query?: string }): Uri {
+    return new Uri(parts.scheme, parts.path, parts.query);
+  }
+  toString(): string {
+    return `${this.scheme}:${this.path}${this.query ? `?${this.query}` : ''}`;
   }
   get fsPath(): string {
     return this.path;

@@ -36,15 +36,3 @@ export function eventLine(id: string, seq: number, extra: Record<string, unknown
   return `${JSON.stringify({ protocol: 'caesar.event/v1', seq, at: new Date().toISOString(), task_id: id, ...extra })}\n`;
 }
 
-export function waitFor<T>(check: () => T | undefined, timeoutMs = 3000, what = 'condition'): Promise<T> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      const value = check();
-      if (value !== undefined && value !== false) return resolve(value);
-      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}

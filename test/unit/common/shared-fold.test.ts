@@ -6,7 +6,7 @@ import { EMPTY_TASK_VIEW, foldTaskView } from '../../../src/common/task-view';
 import { TaskActivity } from '../../../src/extension/tasks/activity';
 import { parseEvent, type EventDraft, type ProtocolEvent } from '../../../src/protocol';
 import type { TaskSummary } from '../../../src/engine/store';
-import { TimelineRows } from '../../../webview-ui/timeline/rows';
+import { MemoryTimeline as TimelineRows } from '../timeline/memory-rows';
 
 /*
  * The CLI's `caesar watch`, the Tasks tree and the timeline webview read one fold of the same events.jsonl

@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { ISOLATIONS, MODES, NETWORK_REQUESTS } from '../../../config';
+import { ISOLATIONS, MODES, NETWORK_REQUESTS, TRANSPORTS } from '../../../config';
 import { delegateTask, isActive, readEventPage, readRawLogPage, requireTaskView } from '../../../engine/tasks';
 import { awaitTasks } from '../await';
 import type { ElicitationRelay } from '../elicitation';
@@ -36,6 +36,10 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
         model: z.string().min(1).optional(),
         timeout: z.string().min(1).optional().describe('Deadline as a duration, e.g. "90s", "10m".'),
         channel: z.boolean().optional().describe('Offer the agent the return channel (ask_orchestrator, submit_report).'),
+        transport: z
+          .enum(TRANSPORTS)
+          .optional()
+          .describe("acp: the agent asks before running commands (permission requests come back as questions); stream: its own headless JSON stream. Default from the configuration."),
       },
       outputSchema: {
         task_id: z.string(),

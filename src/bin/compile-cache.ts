@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import Module from 'node:module';
+import { tmpdir, userInfo } from 'node:os';
+import * as path from 'node:path';
+import * as vm from 'node:vm';
+
+/**
+ * Start-up cost of a bundle: V8 compiles (pre-parses) all of it before the first line runs, a sizeable part of a short
+ * process's life (issue 14). Node ≥ 22.1 keeps V8's code cache on disk (`module.enableCompileCache()`); on older Node
+ * the same is done here with `vm.Script` cached data. Either way a stale or foreign cache is only a miss, never wrong:
+ * V8 checks the source hash and its own version, and the cache file is keyed by the bundle's path, size and mtime.
+ */
+
+type ModuleWithCache = typeof Module & { enableCompileCache?: (dir?: string) => unknown };
+
+/** The cache folder: $CAESAR_COMPILE_CACHE, or one per user under the OS temp folder; "off" disables it. */
+function cacheDir(): string | undefined {
+  const configured = process.env.CAESAR_COMPILE_CACHE;
+  if (configured === 'off' || configured === '0') return undefined;
+  if (configured) return configured;
+  let user = 'user';
+  try {
+    user = String(userInfo().uid >= 0 ? userInfo().uid : userInfo().username);
+  } catch {
+    /* no passwd entry (some containers): one shared name is still only a cache */
+  }
+  return path.join(tmpdir(), `caesar-compile-cache-${user}`);
+}
+
+/** Turns on Node's own code cache for modules loaded from now on (Node ≥ 22.1); a no-op elsewhere. */
+export function enableCompileCache(): boolean {
+  const dir = cacheDir();
+  const enable = (Module as ModuleWithCache).enableCompileCache;
+  if (!dir || typeof enable !== 'function') return false;
+  try {
+    enable(dir);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs the CommonJS bundle `file` as `require(file)` would, with its compiled code cached between runs. With Node's own
+ * cache available it is simply required after enabling it. Otherwise the bundle is compiled through `vm.Script` with
+ * the cached data of an earlier run, and, when there was none (or V8 refused it), the cache is written once the
+ * process is about to exit, so it also holds the functions this run compiled lazily.
+ */
+export function requireWithCodeCache(file: string): unknown {
+  const dir = cacheDir();
+  if (!dir || enableCompileCache()) return require(file);
+  let source: string;
+  let key: string;
+  try {
+    const stat = statSync(file);
+    source = readFileSync(file, 'utf8');
+    key = createHash('sha1').update(`${file}\0${stat.size}\0${stat.mtimeMs}\0${process.version}\0${process.arch}`).digest('hex');
+  } catch {
+    return require(file);
+  }
+  const cacheFile = path.join(dir, `${key}.bin`);
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    cachedData = undefined;
+  }
+  const script = new vm.Script(Module.wrap(source), { filename: file, ...(cachedData ? { cachedData } : {}) });
+  if (!cachedData || script.cachedDataRejected) process.once('exit', () => saveCache(script, dir, cacheFile));
+  const mod = new Module(file, module);
+  mod.filename = file;
+  mod.paths = (Module as unknown as { _nodeModulePaths(dir: string): string[] })._nodeModulePaths(path.dirname(file));
+  const wrapper = script.runInThisContext() as (exports: unknown, req: NodeRequire, m: Module, f: string, d: string) => void;
+  wrapper.call(mod.exports, mod.exports, Module.createRequire(file), mod, file, path.dirname(file));
+  mod.loaded = true;
+  return mod.exports;
+}
+
+function saveCache(script: vm.Script, dir: string, cacheFile: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const temporary = `${cacheFile}.${process.pid}.tmp`;
+    writeFileSync(temporary, script.createCachedData());
+    renameSync(temporary, cacheFile);
+  } catch {
+    /* a cache we cannot write is only a slower next start */
+  }
+}

@@ -1,0 +1,71 @@
+import * as vscode from 'vscode';
+import { RecordRefused, readBaseVersion } from '../../engine/record-checks';
+
+export const BASE_SCHEME = 'caesar-base';
+
+/** Shown instead of running git when the workspace is not trusted: a cloned repository's records name its fields. */
+export const UNTRUSTED_REVIEW =
+  'This workspace is not trusted. Task records in it may come from a cloned repository, so Caesar runs no git and ' +
+  "opens no file on a record's say-so here. Trust the workspace (Workspaces: Manage Workspace Trust) to review this task's changes.";
+
+/** What a `caesar-base:` URI names: a file of a task as it was at the task's base commit, in a caesar root. */
+export interface BaseVersionRef {
+  taskId: string;
+  /** The task's base commit (full hex; checked again before git sees it). */
+  commit: string;
+  /** The caesar root whose repository holds the commit. */
+  root: string;
+  /** Repository-relative path with '/' separators. */
+  file: string;
+}
+
+/**
+ * `caesar-base:/<file>?{"task":…,"commit":…,"root":…}`: everything the provider needs is in the URI (as the GitHub
+ * Pull Requests extension's review URIs carry theirs), so a diff editor restored after a window reload shows its left
+ * side before the task list has loaded. The path is the file's, so the editor picks its language from the name.
+ */
+export function baseVersionUri(ref: BaseVersionRef): vscode.Uri {
+  return vscode.Uri.from({ scheme: BASE_SCHEME, path: `/${ref.file}`, query: JSON.stringify({ task: ref.taskId, commit: ref.commit, root: ref.root }) });
+}
+
+export function parseBaseVersionUri(uri: vscode.Uri): BaseVersionRef | undefined {
+  if (uri.scheme !== BASE_SCHEME) return undefined;
+  let query: unknown;
+  try {
+    query = JSON.parse(uri.query);
+  } catch {
+    return undefined;
+  }
+  if (!query || typeof query !== 'object') return undefined;
+  const { task, commit, root } = query as Record<string, unknown>;
+  if (typeof task !== 'string' || typeof commit !== 'string' || typeof root !== 'string') return undefined;
+  return { taskId: task, commit, root, file: uri.path.replace(/^\//, '') };
+}
+
+/**
+ * Serves the left side of a task's diffs: the file at the task's base commit, read from the root's repository by the
+ * engine (engine/record-checks → engine/git: neutral config, `--end-of-options`, `cat-file blob` of a validated
+ * full-hex commit and a normalized relative path). Only the roots of this window's folders are read, and nothing
+ * runs in an untrusted workspace. A file the task created has no base: it is served empty.
+ */
+export class BaseVersionProvider implements vscode.TextDocumentContentProvider {
+  constructor(
+    /** The caesar roots of the window's folders, read at each request (folders come and go). */
+    private readonly roots: () => readonly string[],
+    private readonly isTrusted: () => boolean = () => vscode.workspace.isTrusted,
+  ) {}
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const ref = parseBaseVersionUri(uri);
+    if (!ref) return `Caesar: ${uri.toString()} does not name a task's base version.`;
+    if (!this.isTrusted()) return UNTRUSTED_REVIEW;
+    if (!this.roots().includes(ref.root)) return `Caesar: ${ref.root} is not a folder of this window; its files are not read.`;
+    try {
+      // undefined: not in the base, the task created it.
+      return (await readBaseVersion(ref.root, { base_ref: ref.commit }, ref.file))?.toString('utf8') ?? '';
+    } catch (err) {
+      if (err instanceof RecordRefused) return `Caesar refused this task record: ${err.message}`;
+      return '';
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import * as vscode from 'vscode';
+import { taskVersionPath } from '../../engine/record-checks';
+import type { LiveTasks } from '../tasks/liveTasks';
+import { UNTRUSTED_REVIEW, baseVersionUri } from './baseContent';
+
+/** The left side of a task's diff for `file`, or undefined when the task recorded no base commit. */
+export function baseSideOf(tasks: LiveTasks, taskId: string, file: string): vscode.Uri | undefined {
+  const commit = tasks.get(taskId)?.state.base_ref;
+  return commit ? baseVersionUri({ taskId, commit, root: tasks.rootOf(taskId), file }) : undefined;
+}
+
+/** Opens the native diff editor: the base version on the left, the task's version (its worktree) on the right. */
+export async function openChange(tasks: LiveTasks, taskId: string, file: string): Promise<void> {
+  const summary = tasks.get(taskId);
+  if (!summary) throw new Error(`Unknown task ${taskId}`);
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showWarningMessage(`Caesar: ${UNTRUSTED_REVIEW}`);
+    return;
+  }
+  // Throws RecordRefused (shown by the caller) for a worktree that is not this repository's, or a path with "..".
+  const right = vscode.Uri.file(await taskVersionPath(tasks.rootOf(taskId), summary.state, file));
+  const left = baseSideOf(tasks, taskId, file);
+  if (!left) {
+    await vscode.commands.executeCommand('vscode.open', right);
+    return;
+  }
+  await vscode.commands.executeCommand('vscode.diff', left, right, `${file} (${taskId.slice(0, 10)}: base ↔ task)`);
+}

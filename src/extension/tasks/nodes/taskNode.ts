@@ -1,0 +1,89 @@
+import * as vscode from 'vscode';
+import { isActive, type TaskSummary } from '../../../engine/store';
+import type { ObservedStatus } from '../../../protocol';
+import { formatDuration, formatUsage, oneLine } from '../format';
+
+const STATUS_ICONS: Record<ObservedStatus, [string, string]> = {
+  pending: ['clock', 'charts.yellow'],
+  running: ['sync~spin', 'charts.blue'],
+  succeeded: ['pass', 'testing.iconPassed'],
+  failed: ['error', 'testing.iconFailed'],
+  cancelled: ['circle-slash', 'disabledForeground'],
+  timed_out: ['watch', 'charts.orange'],
+  lost: ['debug-disconnect', 'charts.orange'],
+};
+
+/** One per task id, reused across refreshes: VS Code matches refresh requests to elements by identity. */
+export class TaskNode {
+  readonly kind = 'task';
+
+  constructor(readonly taskId: string) {}
+
+  /** The task's row: objective, agent, status, elapsed time, usage; `subtasks` tasks nested under it. */
+  treeItem(summary: TaskSummary, subtasks: number, now = Date.now()): vscode.TreeItem {
+    const { state } = summary;
+    const active = isActive(summary.observed);
+    const needsInput = summary.pendingQuestions.length > 0 && active;
+    const item = new vscode.TreeItem(oneLine(state.objective, 80), active ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+    item.id = summary.id;
+    const silence = silenceMs(summary, now);
+    const silent = summary.observed === 'running' && silence > silenceThresholdMs();
+    let [icon, color] = STATUS_ICONS[summary.observed];
+    if (needsInput) [icon, color] = ['question', 'charts.yellow'];
+    else if (silent) color = 'editorWarning.foreground';
+    item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
+
+    const parts = [state.agent, statusWord(summary, needsInput)];
+    const elapsed = elapsedMs(summary, now);
+    if (elapsed !== undefined) parts.push(formatDuration(elapsed));
+    if (silent) parts.push(`silent ${formatDuration(silence)}`);
+    const usage = formatUsage(summary.result?.usage ?? state.usage);
+    if (usage) parts.push(usage);
+    if (summary.applied) parts.push('applied');
+    if (subtasks) parts.push(`${subtasks} subtask${subtasks === 1 ? '' : 's'}`);
+    item.description = parts.filter(Boolean).join(' · ');
+    item.tooltip = tooltipOf(summary, active);
+    // task.<status>[.changes][.wt]: `.wt` while the task's worktree is there to review, apply or discard (package.json menus).
+    item.contextValue = `task.${needsInput ? 'question' : summary.observed}${summary.result?.diff && !summary.result.diff.is_empty ? '.changes' : ''}${state.worktree && !summary.discarded ? '.wt' : ''}`;
+    item.command = { command: 'caesar.openTimeline', title: 'Open Timeline', arguments: [summary.id] };
+    return item;
+  }
+}
+
+function tooltipOf(summary: TaskSummary, active: boolean): vscode.MarkdownString {
+  const { state } = summary;
+  const tip = new vscode.MarkdownString();
+  tip.appendText(state.objective); // agent- and user-provided text: never interpreted as markdown
+  tip.appendMarkdown('\n\n---\n\n');
+  tip.appendText(`${summary.id}\n${state.agent}${state.role ? ` (${state.role})` : ''} · ${summary.observed} · ${state.mode} · ${state.isolation}`);
+  if (state.parent_task_id) tip.appendText(`\ndelegated by task ${state.parent_task_id}`);
+  if (state.phase && active) tip.appendText(`\n${state.phase}`);
+  if (state.error) tip.appendText(`\n${state.error}`);
+  if (summary.result) tip.appendText(`\n${summary.result.report.status}: ${summary.result.report.summary}`);
+  return tip;
+}
+
+function statusWord(summary: TaskSummary, needsInput: boolean): string {
+  if (needsInput) return 'needs input';
+  if (summary.observed === 'pending') return summary.state.phase ?? 'pending';
+  if (summary.observed === 'succeeded' && summary.result && summary.result.report.status !== 'success') return summary.result.report.status;
+  return summary.observed.replace('_', ' ');
+}
+
+function elapsedMs(summary: TaskSummary, now: number): number | undefined {
+  const { state } = summary;
+  const start = Date.parse(state.started_at ?? state.created_at);
+  if (!Number.isFinite(start)) return undefined;
+  const end = state.ended_at ? Date.parse(state.ended_at) : isActive(summary.observed) ? now : undefined;
+  return end === undefined ? undefined : end - start;
+}
+
+function silenceMs(summary: TaskSummary, now: number): number {
+  const last = Date.parse(summary.lastEvent?.at ?? summary.state.started_at ?? summary.state.created_at);
+  return Number.isFinite(last) ? now - last : 0;
+}
+
+export function silenceThresholdMs(): number {
+  const seconds = vscode.workspace.getConfiguration('caesar').get<number>('silenceWarningSeconds', 30);
+  return Math.max(5, seconds) * 1000;
+}

@@ -1,0 +1,89 @@
+import { strict as assert } from 'node:assert';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { worktreeDiff } from '../../src/engine/reconcile';
+import { createWorktree } from '../../src/engine/worktree';
+import { makeRepo, waitForFinished } from '../engine/runtime/helpers';
+import { startHostile } from './helpers';
+
+/** Item 5 of issue 13: isolation that is honest: git never diffs the user's checkout, writes into it are reported. */
+describe('reliability: honest isolation', function () {
+  this.timeout(60_000);
+
+  it('an agent that removes its worktree .git: "diff could not be computed", never the checkout\'s files', async () => {
+    const root = makeRepo({ 'README.md': 'hello\n' });
+    writeFileSync(path.join(root, 'user-draft.txt'), 'uncommitted work of the user\n');
+    writeFileSync(path.join(root, 'README.md'), 'hello, edited by the user\n');
+    const { id } = await startHostile(root, { mode: 'remove-dotgit' });
+    const { state, result } = await waitForFinished(root, id);
+    const files = result.report.changes.map((c) => c.path);
+    assert.ok(!files.includes('user-draft.txt') && !files.includes('README.md'), `the user's files were reported as the task's: ${files.join(', ')}`);
+    assert.equal(result.diff, undefined, 'no diff is recorded');
+    assert.equal(result.changes_verified_by, 'declaration');
+    const finding = result.report.findings.find((f) => f.title === 'Diff could not be computed');
+    assert.ok(finding, JSON.stringify(result.report.findings));
+    assert.match(finding.detail, /no longer a git worktree/);
+    assert.equal(state.status, 'succeeded');
+    // The user's checkout is untouched and its files unchanged.
+    assert.equal(readFileSync(path.join(root, 'user-draft.txt'), 'utf8'), 'uncommitted work of the user\n');
+  });
+
+  it('an agent that points its .git at the main repository: refused, not diffed against the user index', async () => {
+    const root = makeRepo({ 'README.md': 'hello\n' });
+    writeFileSync(path.join(root, 'user-draft.txt'), 'uncommitted work of the user\n');
+    const { id } = await startHostile(root, { mode: 'redirect-dotgit', gitDir: path.join(root, '.git') });
+    const { result } = await waitForFinished(root, id);
+    assert.equal(result.diff, undefined);
+    const finding = result.report.findings.find((f) => f.title === 'Diff could not be computed');
+    assert.ok(finding, JSON.stringify(result.report.findings));
+    assert.match(finding.detail, /linked worktree|top level|point back/);
+  });
+
+  it('worktreeDiff on a worktree without .git, or with a .git of another repository, throws; a genuine one works', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    writeFileSync(path.join(repo, 'dirty.txt'), 'user\n');
+    const cases: Array<[string, (wt: string) => void]> = [
+      ['.git removed', (wt) => rmSync(path.join(wt, '.git'))],
+      ['.git emptied', (wt) => writeFileSync(path.join(wt, '.git'), '')],
+      ['.git → main git dir', (wt) => writeFileSync(path.join(wt, '.git'), `gitdir: ${path.join(repo, '.git')}\n`)],
+      ['.git → another repository', (wt) => writeFileSync(path.join(wt, '.git'), `gitdir: ${path.join(makeRepo(), '.git')}\n`)],
+      ['.git → a sibling worktree', (wt) => writeFileSync(path.join(wt, '.git'), readFileSync(path.join(repo, '.caesar/wt/t_sibling/.git')))],
+    ];
+    await createWorktree({ gitRoot: repo, id: 't_sibling' });
+    for (const [i, [what, spoil]] of cases.entries()) {
+      const wt = await createWorktree({ gitRoot: repo, id: `t_case${i}` });
+      writeFileSync(path.join(wt.path, 'agent.txt'), 'agent\n');
+      assert.deepEqual((await worktreeDiff(wt.path, wt.base_ref, [])).files.map((f) => f.path), ['agent.txt'], `${what}: genuine first`);
+      spoil(wt.path);
+      await assert.rejects(worktreeDiff(wt.path, wt.base_ref, []), /worktree|top level|registration/, what);
+    }
+    assert.ok(existsSync(path.join(repo, 'dirty.txt')));
+  });
+
+  it('writes into the user checkout (../.., absolute) during a worktree task are reported as a high finding', async () => {
+    const root = makeRepo({ 'README.md': 'hello\n', 'src/app.js': 'app\n' });
+    const outside = { '../../../escaped.txt': 'escaped\n', [path.join(root, 'src/app.js')]: 'tampered\n' };
+    const { id } = await startHostile(root, { mode: 'write-outside', outside });
+    const { result } = await waitForFinished(root, id);
+    assert.deepEqual(result.report.changes.map((c) => c.path), ['inside.txt'], 'the task diff is its worktree only');
+    const finding = result.report.findings.find((f) => f.title === 'Your checkout changed during the task');
+    assert.ok(finding, JSON.stringify(result.report.findings));
+    assert.equal(finding.severity, 'high');
+    assert.match(finding.detail, /escaped\.txt/);
+    assert.match(finding.detail, /src\/app\.js/);
+  });
+
+  it('a well-behaved worktree task gets no such finding (control)', async () => {
+    const root = makeRepo({ 'README.md': 'hello\n' });
+    writeFileSync(path.join(root, 'user-draft.txt'), 'dirty before the task starts\n');
+    const { id } = await startHostile(root, { mode: 'write-outside', outside: {} });
+    const { result } = await waitForFinished(root, id);
+    assert.deepEqual(result.report.changes.map((c) => c.path), ['inside.txt']);
+    assert.equal(result.report.findings.filter((f) => f.severity === 'high').length, 0, JSON.stringify(result.report.findings));
+  });
+
+  it('no finding claims a sandbox: "nothing could touch your checkout" is gone from the sources', () => {
+    const isolation = readFileSync(path.join(__dirname, '../../src/engine/isolation.ts'), 'utf8');
+    assert.doesNotMatch(isolation, /nothing could touch/);
+  });
+});
