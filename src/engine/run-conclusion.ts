@@ -5,7 +5,7 @@ import { checkoutWritesFinding } from './checkout-guard';
 import { computeDiff, excludedFor, reconcileScope, type Placement } from './isolation';
 import type { LaunchSpec } from '../protocol';
 import { reconcileReport, type DiffResult } from './reconcile';
-import { resolveReport, type ProcessOutcome } from './report';
+import { resolveReport, synthesize, type ProcessOutcome } from './report';
 import type { RunAgentResult } from './spawn';
 import type { TaskStatus } from '../protocol';
 import type { StateWriter } from './state-writer';
@@ -107,4 +107,27 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
 
 function mergeUsage(fromReport: Usage | undefined, fromStream: Usage | undefined, durationMs: number): Usage {
   return { ...fromReport, ...fromStream, duration_ms: durationMs };
+}
+
+/** A conclusion without the agent's word or git's (it never ran, or its conclusion hung): synthesized, findings kept. */
+export function synthesizedConclusion(
+  taskId: string,
+  status: 'failed' | 'cancelled',
+  message: string,
+  findings: Finding[],
+  how: { exitCode: number | null; signal: string | null; spawnError?: string; nativeFailure?: string },
+): Conclusion {
+  const { exitCode, signal, ...why } = how;
+  const outcome: ProcessOutcome = { exitCode, timedOut: false, cancelled: status === 'cancelled', ...why };
+  const report = synthesize({ taskId, translation: {}, outcome }, []);
+  return {
+    status,
+    report: { ...report, summary: status === 'cancelled' || how.nativeFailure ? message : report.summary, findings },
+    source: 'synthesized',
+    verifiedBy: 'declaration',
+    agentReportValid: false,
+    exitCode,
+    signal,
+    ...(status === 'failed' ? { error: message } : {}),
+  };
 }

@@ -9,12 +9,13 @@ import {
   strictReportSchema,
   taskPaths,
   type EventDraft,
+  type Finding,
   type ReportTier,
   type Task,
   type TaskPaths,
 } from '../protocol';
 import { resolveAdapter } from '../agents/registry';
-import type { AgentAdapter, SpawnPlan, TranslationSummary } from '../agents/types';
+import type { AgentAdapter, SpawnPlan, TranslationSummary, Translator } from '../agents/types';
 import { ToolPairing } from '../agents/stream';
 import { readJsonFile } from './atomic';
 import { writeFileAtomic, writeJsonAtomic } from '../base/atomic';
@@ -28,14 +29,14 @@ import { preparePlacement, type Placement } from './isolation';
 import { DEFAULT_MAX_PARALLEL, readLaunchSpec } from './launch';
 import type { LaunchSpec } from '../protocol';
 import { QuestionsRelay } from './questions-relay';
-import { synthesize } from './report';
-import { concludeRun } from './run-conclusion';
+import { concludeRun, synthesizedConclusion } from './run-conclusion';
 import { SlotWaitAborted, acquireSlot, type Slot } from './slots';
 import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from './spawn';
 import { AcpSession, acpTier } from './acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../protocol';
 import { StateWriter } from './state-writer';
 import { WriteFault } from './write-fault';
+import { PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget } from './phase-watchdog';
 import type { WriterLease } from './writer-lock';
 
 export interface SuperviseOptions {
@@ -68,6 +69,16 @@ export async function superviseTask(taskDir: string, options: SuperviseOptions =
   return run.execute();
 }
 
+/** What the after-run steps need from the run. */
+interface AfterRun {
+  result: RunAgentResult;
+  translator: Translator;
+  launch: LaunchSpec;
+  placement: Placement;
+  tier: ReportTier;
+  plan: SpawnPlan;
+}
+
 class TaskRun {
   private readonly state: StateWriter;
   private readonly events: EventsWriter;
@@ -83,6 +94,8 @@ class TaskRun {
   private writerLease?: WriterLease;
   private launch?: LaunchSpec;
   private placement?: Placement;
+  /** What the supervisor is doing after the agent ended, named by the watchdog if it hangs. */
+  private afterRunStep = 'starting to conclude';
 
   constructor(
     private readonly paths: TaskPaths,
@@ -234,9 +247,22 @@ class TaskRun {
     } finally {
       await restore();
     }
+    try {
+      const after = this.afterRun({ result, translator, launch, placement, tier, plan });
+      return await this.finalize(await withinBudget(after, concludeBudgetMs(), () => this.afterRunStep));
+    } catch (err) {
+      if (!(err instanceof PhaseTimeout)) throw err;
+      return this.concludeHung(result, err);
+    }
+  }
+
+  /** Everything between the agent's end and its conclusion; `afterRunStep` names the step for the watchdog. */
+  private async afterRun({ result, translator, launch, placement, tier, plan }: AfterRun): Promise<Conclusion> {
+    this.afterRunStep = "relaying the agent's outbox";
     // Everything the agent put in its outbox reaches events.jsonl before the conclusion (and its `finished`).
     await this.outbox.drain();
     if (result.spawnError) this.events.append({ type: 'error', message: result.spawnError, fatal: true });
+    this.afterRunStep = 'expiring unanswered questions';
     await this.questions.expireUnanswered();
     let translation: TranslationSummary = {};
     try {
@@ -244,8 +270,9 @@ class TaskRun {
     } catch (err) {
       this.log(`translator end() threw: ${describeError(err)}`);
     }
+    this.afterRunStep = 'reading the report and computing the diff';
     await this.state.update({ phase: 'reading the report' });
-    const conclusion = await concludeRun({
+    return concludeRun({
       id: this.id,
       paths: this.paths,
       launch,
@@ -257,27 +284,25 @@ class TaskRun {
       translatorFinished: this.events.translatorFinished,
       state: this.state,
     });
-    return this.finalize(conclusion);
+  }
+
+  /** The after-run budget was spent: the hung step's git is ended and the task fails, saying what was not verified. */
+  private async concludeHung(result: RunAgentResult, timeout: PhaseTimeout): Promise<TaskState> {
+    const killed = await killOwnChildren();
+    const message = `The agent ended, but concluding the task ${timeout.message}; its changes and report were not verified. Review the worktree by hand.`;
+    this.log(`${message} Ended ${killed.length} child process(es) of the supervisor.`);
+    this.events.append({ type: 'error', message, fatal: true });
+    return this.finalize(synthesizedConclusion(this.id, 'failed', message, this.findings(), { exitCode: result.exitCode, signal: result.signal ?? null, nativeFailure: message }));
   }
 
   /** The agent never ran (cancel while queued, worktree impossible, setup failed…): a synthesized failed report. */
   private async concludeWithoutRun(status: 'failed' | 'cancelled', message: string): Promise<TaskState> {
     if (status === 'failed') this.events.append({ type: 'error', message, fatal: true });
-    const report = synthesize(
-      { taskId: this.id, translation: {}, outcome: { exitCode: null, timedOut: false, cancelled: status === 'cancelled', ...(status === 'failed' ? { spawnError: message } : {}) } },
-      [],
-    );
-    const findings = [...(this.placement?.findings ?? []), ...(this.launch?.findings ?? [])];
-    return this.finalize({
-      status,
-      report: { ...report, summary: status === 'cancelled' ? message : report.summary, findings },
-      source: 'synthesized',
-      verifiedBy: 'declaration',
-      agentReportValid: false,
-      exitCode: null,
-      signal: null,
-      ...(status === 'failed' ? { error: message } : {}),
-    });
+    return this.finalize(synthesizedConclusion(this.id, status, message, this.findings(), { exitCode: null, signal: null, ...(status === 'failed' ? { spawnError: message } : {}) }));
+  }
+
+  private findings(): Finding[] {
+    return [...(this.placement?.findings ?? []), ...(this.launch?.findings ?? [])];
   }
 
   /** The conclusion's files in their one order (finalize.ts); the lease and slot go back before the final state. */
