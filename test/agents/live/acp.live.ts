@@ -103,7 +103,7 @@ for (const agent of AGENTS.filter((a) => ONLY.length === 0 || ONLY.includes(a)))
       const server = await SERVERS[agent](script(agent, summary));
       servers.push(server);
       const repo = makeRepo(path.join(root, `repo-${++count}`));
-      const env: NodeJS.ProcessEnv = { ...process.env, ...agentEnv(agent, server.url, home), ...acpEnv(agent, root), PATH: `${binDir}:${process.env.PATH ?? ''}` };
+      const env: NodeJS.ProcessEnv = { ...process.env, ...agentEnv(agent, server.url, home), PATH: `${binDir}:${process.env.PATH ?? ''}` };
       delete env.CI;
       for (const key of Object.keys(env)) if (key.startsWith('CAESAR_') && key !== 'CAESAR_CACHE') delete env[key];
       const set = await caesar(['agents', 'set-transport', agent, 'acp'], repo, env);
@@ -204,22 +204,8 @@ for (const agent of AGENTS.filter((a) => ONLY.length === 0 || ONLY.includes(a)))
   });
 }
 
-/**
- * What the ACP entry points need on top of the stream set-up (agentEnv), as a user running them would have it:
- * (claude-agent-acp as root needs IS_SANDBOX=1: the adapter's plan sets it itself, src/agents/claude.ts, and this
- * test leaves it out so that it proves that.)
- * - codex-acp 0.16.0 refuses to create its sandbox helper when CODEX_HOME lies under the temporary directory (here the
- *   whole test lives in /tmp), and then every command fails "bwrap: execvp codex-linux-sandbox": a TMPDIR of its own
- *   that does not contain CODEX_HOME.
- */
-function acpEnv(agent: LiveAgent, root: string): Record<string, string> {
-  if (agent === 'codex') {
-    const tmp = path.join(root, 'tmp');
-    fs.mkdirSync(tmp, { recursive: true });
-    return { TMPDIR: tmp };
-  }
-  return {};
-}
+// claude-agent-acp as root needs IS_SANDBOX=1: the adapter's plan sets it itself (src/agents/claude.ts), and this
+// test leaves it out so that it proves that. codex's TMPDIR (its sandbox helper) is set by agentEnv (harness.ts).
 
 /** Questions in any task's questions/ folder not seen before. */
 function openQuestions(tasks: string, seen: QuestionFile[]): Array<{ taskId: string; question: QuestionFile }> {

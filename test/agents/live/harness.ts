@@ -67,7 +67,11 @@ export function agentEnv(agent: LiveAgent, serverUrl: string, home: string): Rec
           '',
         ].join('\n'),
       );
-      return { ...base, CODEX_HOME: codexHome, FAKE_API_KEY: 'dummy' };
+      // With bwrap installed (codex-acp needs it; .ci/run installs bubblewrap) codex sandboxes its commands through a
+      // helper it refuses to create when CODEX_HOME lies under the temporary directory ("Refusing to create helper
+      // binaries under temporary dir"), and then every command and file write fails. Here the whole run lives in
+      // /tmp, so codex gets a TMPDIR of its own that does not contain CODEX_HOME, as a user's ~/.codex never is.
+      return { ...base, CODEX_HOME: codexHome, FAKE_API_KEY: 'dummy', TMPDIR: tmp };
     }
     case 'claude':
       return {
