@@ -107,6 +107,13 @@ function prepare() {
     console.log('\n=== the pinned agent CLIs (installed into the cache when missing; ~1.5 GB the first time)');
     const install = spawnSync(process.execPath, ['test/agents/live/install.mjs'], { stdio: 'inherit' });
     if (install.status !== 0) console.log('some agent CLIs could not be installed: the live suite will say which');
+    if (spawnSync('sh', ['-c', 'command -v bwrap']).status !== 0) {
+      console.log(
+        `\nThe live suite runs codex over ACP, which needs Debian's bubblewrap (npm cannot install it). Install it with:\n` +
+          `  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap\n` +
+          `or leave the suite out: CAESAR_TEST_SKIP=live npm test`,
+      );
+    }
   }
   console.log(`=== prepared in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

@@ -19,6 +19,10 @@ function skip(reason) {
 const missing = PINNED.filter((e) => !existsSync(doneMarker(e)) || (binaryOf(e) && !existsSync(binaryOf(e)))).map((e) => `${e.pkg}@${e.version}`);
 if (missing.length) skip(`agent CLIs not installed in ${cacheRoot()}/agents: ${missing.join(', ')} (run: node test/agents/live/install.mjs)`);
 if (!existsSync(join(projectRoot, 'dist', 'caesar.js'))) skip('dist/caesar.js is missing (run: npm run build)');
+// codex-acp runs codex's commands through bubblewrap, a Debian package npm cannot bring (.ci/run installs it).
+if (spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).status !== 0) {
+  skip('bwrap is not installed (codex over ACP needs it): apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap');
+}
 const probe = spawnSync('unshare', ['-n', 'true'], { encoding: 'utf8' });
 if (probe.error || probe.status !== 0) skip(`cannot create a network namespace (unshare -n: ${probe.error?.message ?? probe.stderr.trim()}); it needs root`);
 const ip = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { encoding: 'utf8' });
