@@ -3,44 +3,14 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { DOCUMENT_IDS, QuestionFileSchema, parseReport, parseTask, taskPaths, type Task } from '../../src/protocol';
+import { QuestionFileSchema, parseReport, parseTask, taskPaths } from '../../src/protocol';
 import { readJsonFile } from '../../src/engine/atomic';
-import { writeJsonAtomic } from '../../src/base/atomic';
 import { answerQuestion, RequestError } from '../../src/engine/requests';
-import { initialState } from '../../src/engine/delegate';
-import { parseLaunchSpec } from '../../src/protocol';
 import { resolveReport } from '../../src/engine/report';
 import { makeRepo, startFixture, waitFor, waitForFinished } from '../engine/runtime/helpers';
-import { buildChannelCli } from './channel-helpers';
+import { buildChannelCli, makeTaskDir } from './channel-helpers';
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: Array<{ type: string; text?: string }> };
-
-/** A task directory as the supervisor leaves it before the agent starts: task.json (and state.json's start time). */
-async function makeTaskDir(over: Partial<Task> = {}): Promise<{ root: string; id: string; dir: string }> {
-  const root = makeRepo();
-  const id = `t_channel${Math.random().toString(16).slice(2, 10)}`;
-  const paths = taskPaths(root, id);
-  await fs.mkdir(paths.dir, { recursive: true });
-  const task = parseTask({
-    protocol: DOCUMENT_IDS.task,
-    id,
-    created_at: new Date().toISOString(),
-    agent: 'codex',
-    objective: 'Fix the parser',
-    mode: 'write',
-    isolation: 'inplace',
-    workspace: root,
-    deadline_ms: 600_000,
-    depth: 1,
-    report_path: paths.report,
-    events_path: paths.events,
-    ...over,
-  });
-  await writeJsonAtomic(paths.task, task);
-  const launch = parseLaunchSpec({ id, root, workspace: root, agent: 'codex', objective: task.objective, mode: 'write', isolation: 'inplace', network: true, timeout_ms: task.deadline_ms, created_at: task.created_at });
-  await writeJsonAtomic(paths.state, { ...initialState(launch), status: 'running', started_at: task.created_at, phase: undefined });
-  return { root, id, dir: paths.dir };
-}
 
 async function connect(taskDir: string, env: Record<string, string> = {}): Promise<Client> {
   const cli = await buildChannelCli();

@@ -1,17 +1,15 @@
 import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
-import { DOCUMENT_IDS, ProgressFileSchema, QuestionFileSchema, parseLaunchSpec, parseTask, taskPaths } from '../../src/protocol';
-import { writeJsonAtomic } from '../../src/base/atomic';
-import { initialState } from '../../src/engine/delegate';
-import { buildCli, makeRepo } from '../engine/runtime/helpers';
-import { buildChannelCli } from '../mcp/channel-helpers';
+import { ProgressFileSchema, QuestionFileSchema, taskPaths } from '../../src/protocol';
+import { buildCli } from '../engine/runtime/helpers';
+import { buildChannelCli, makeTaskDir } from '../mcp/channel-helpers';
 import { makeFixtureRepo, serve, structured, type Served } from '../mcp/orchestrator-helpers';
 import { mutatedDoc, runs, tally } from './fuzz';
 
@@ -153,33 +151,6 @@ function assertNoEscape(root: string): void {
 
 function tally3(what: string, counts: Record<Outcome, number>): void {
   tally(`${what} (${counts.result} results, ${counts['tool error']} tool errors, ${counts['rpc error']} JSON-RPC errors)`, counts.result + counts['tool error'] + counts['rpc error']);
-}
-
-/** A task directory as the supervisor leaves it before the agent starts (as in test/mcp/channel.test.ts). */
-async function makeTaskDir(): Promise<{ root: string; id: string; dir: string }> {
-  const root = makeRepo();
-  const id = `t_${randomBytes(16).toString('hex')}`;
-  const paths = taskPaths(root, id);
-  mkdirSync(paths.dir, { recursive: true });
-  const created_at = new Date().toISOString();
-  const task = parseTask({
-    protocol: DOCUMENT_IDS.task,
-    id,
-    created_at,
-    agent: 'codex',
-    objective: 'Fix the parser',
-    mode: 'write',
-    isolation: 'inplace',
-    workspace: root,
-    deadline_ms: 600_000,
-    depth: 1,
-    report_path: paths.report,
-    events_path: paths.events,
-  });
-  await writeJsonAtomic(paths.task, task);
-  const launch = parseLaunchSpec({ id, root, workspace: root, agent: 'codex', objective: task.objective, mode: 'write', isolation: 'inplace', network: true, timeout_ms: task.deadline_ms, created_at });
-  await writeJsonAtomic(paths.state, { ...initialState(launch), status: 'running', started_at: created_at, phase: undefined });
-  return { root, id, dir: paths.dir };
 }
 
 async function connectChannel(taskDir: string): Promise<Client> {
