@@ -210,10 +210,11 @@ export function sampleNodePeaks(root: number, everyMs = 10): { stop(): Map<numbe
         const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
         const ppid = Number(/PPid:\s+(\d+)/.exec(status)?.[1]);
         cmdlines.set(pid, cmdline);
-        // Ours: the root (the CLI) and the supervisors it starts. A child between fork and exec (about to become git
+        // Ours: the root (the CLI) and the supervisors it starts (`supervise`, or `standby` when started ahead of the
+        // task by `caesar run`, supervisor-process.ts). A child between fork and exec (about to become git
         // or the agent) still looks like its Node parent, so it is told apart by its parent's identical command line.
         const forkOfParent = cmdlines.get(ppid) === cmdline;
-        const ours = pid === root || (cmdline.includes('\0supervise\0') && !forkOfParent);
+        const ours = pid === root || ((cmdline.includes('\0supervise\0') || cmdline.endsWith('\0standby\0')) && !forkOfParent);
         if (!ours || (/Name:\s+(\S+)/.exec(status)?.[1] ?? '') !== 'node') continue;
         const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
         if (hwm) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, Number(hwm[1]) / 1024));

@@ -37,7 +37,8 @@ function writeConfig(repo: string, pool = 0): void {
 async function bundleCli(): Promise<string> {
   const out = remember(benchDir('caesar-bench-cli-'));
   const entries: Array<[string, string]> = [
-    ['src/bin/caesar.ts', 'caesar.js'],
+    ['src/bin/cli-loader.ts', 'caesar.js'],
+    ['src/bin/caesar.ts', 'caesar-main.js'],
     ['src/bin/supervisor.ts', 'supervisor.js'],
     ['src/bin/supervisor-main.ts', 'supervisor-main.js'],
   ];
@@ -62,8 +63,8 @@ export async function benchTask(): Promise<Record<string, number | string>> {
       const repo = makeBenchRepo(size);
       writeConfig(repo);
       let lastTask = '';
-      const runOurs = async (agent: string, isolation: string, onSpawn?: (pid: number) => void) => {
-        const child = execFile(process.execPath, [cli, 'run', 'write bench.txt', '--agent', agent, '--isolation', isolation, '--mode', 'write', '--json'], { cwd: repo, env, maxBuffer: 1 << 24 });
+      const runOurs = async (agent: string, isolation: string, onSpawn?: (pid: number) => void, extraEnv: NodeJS.ProcessEnv = {}) => {
+        const child = execFile(process.execPath, [cli, 'run', 'write bench.txt', '--agent', agent, '--isolation', isolation, '--mode', 'write', '--json'], { cwd: repo, env: { ...env, ...extraEnv }, maxBuffer: 1 << 24 });
         if (child.pid) onSpawn?.(child.pid);
         let stdout = '';
         let stderr = '';
@@ -82,7 +83,7 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         } else rmSync(path.join(repo, 'bench.txt'), { force: true });
         rmSync(path.join(repo, '.caesar', 'tasks', lastTask), { recursive: true, force: true });
       };
-      const ours = (agent: string, isolation: string) => ({ run: () => runOurs(agent, isolation), cleanup: cleanupOurs(isolation) });
+      const ours = (agent: string, isolation: string, extraEnv?: NodeJS.ProcessEnv) => ({ run: () => runOurs(agent, isolation, undefined, extraEnv), cleanup: cleanupOurs(isolation) });
       const floorWorktree = (sleepSeconds: number) => ({
         run: async () => {
           const wt = path.join(scratch, `wt-${size}`);
@@ -102,6 +103,8 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         floor_worktree: floorWorktree(0.2),
         ours_worktree_agent_exits_at_once: ours('quick', 'worktree'),
         floor_worktree_agent_exits_at_once: floorWorktree(0),
+        // The same task with its supervisor started after the CLI's work, as before the standby (supervisor-process.ts).
+        ours_worktree_agent_exits_at_once_no_standby: ours('quick', 'worktree', { CAESAR_SUPERVISOR_STANDBY: 'off' }),
       };
       if (size === 2000 || process.env.BENCH_INPLACE_ALL) {
         cases.ours_inplace = ours('sleeper', 'inplace');
@@ -117,6 +120,7 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         ['inplace', m.ours_inplace, m.floor_inplace],
       ];
       for (const [name, a, b] of pairs) if (a && b) out[`${k}_ratio_${name}_to_floor`] = ratio(a, b);
+      out[`${k}_ratio_standby_to_no_standby`] = ratio(m.ours_worktree_agent_exits_at_once!, m.ours_worktree_agent_exits_at_once_no_standby!);
       if (size >= 10000) Object.assign(out, await poolFigures(k, repo, scratch, runOurs, () => lastTask, runs));
       if (size === 2000) Object.assign(out, await peakMemory(runOurs, cleanupOurs('worktree'), runs));
       if (size === 2000) Object.assign(out, await startupFigures(cli, repo, env, runs));

@@ -35,7 +35,8 @@ export interface SafeReadOptions {
 // Absent on Windows (where FIFOs and symlinks of this kind do not arise the same way): 0 leaves the flag out.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
-function kindOf(stats: Stats): string {
+/** What a non-regular file is, for a refusal's message ("a FIFO", "a symbolic link"…). */
+export function kindOf(stats: Stats): string {
   if (stats.isSymbolicLink()) return 'a symbolic link';
   if (stats.isDirectory()) return 'a directory';
   if (stats.isFIFO()) return 'a FIFO';
@@ -44,7 +45,11 @@ function kindOf(stats: Stats): string {
   return 'not a regular file';
 }
 
-async function checkComponents(file: string, within: string): Promise<void> {
+/**
+ * Throws an UnsafeFileError unless `file` lies inside `within` and every directory between them is a real directory
+ * (no symlinked component), ENOENT when one is missing. The file itself is not looked at.
+ */
+export async function checkComponents(file: string, within: string): Promise<void> {
   const base = path.resolve(within);
   const relative = path.relative(base, path.resolve(file));
   if (!relative || relative.startsWith('..') || path.isAbsolute(relative)) {

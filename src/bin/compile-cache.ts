@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import { tmpdir, userInfo } from 'node:os';
 import * as path from 'node:path';
@@ -83,7 +83,25 @@ function saveCache(script: vm.Script, dir: string, cacheFile: string): void {
     const temporary = `${cacheFile}.${process.pid}.tmp`;
     writeFileSync(temporary, script.createCachedData());
     renameSync(temporary, cacheFile);
+    pruneCache(dir, cacheFile);
   } catch {
     /* a cache we cannot write is only a slower next start */
   }
+}
+
+/** Entries kept in the cache folder: a few bundles (CLI, supervisor) of a few versions. */
+const KEPT_ENTRIES = 8;
+
+/**
+ * Each new build or Node version adds a ~1 MB entry under a new key and nothing ever reads the old ones again: when an
+ * entry is written (once per new build), all but the newest few are removed.
+ */
+export function pruneCache(dir: string, keep: string, kept = KEPT_ENTRIES): void {
+  const entries = readdirSync(dir)
+    .filter((name) => name.endsWith('.bin'))
+    .map((name) => path.join(dir, name))
+    .filter((file) => file !== keep)
+    .map((file) => ({ file, mtime: statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const { file } of entries.slice(kept - 1)) rmSync(file, { force: true });
 }

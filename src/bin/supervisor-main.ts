@@ -1,19 +1,33 @@
+import { closeSync, writeSync } from 'node:fs';
+import { openRegularFileForWriting } from '../base/safe-write';
+import * as path from 'node:path';
 import { superviseTask } from '../engine/supervisor';
+import { STANDBY_ANSWER_FD, STANDBY_TAKEN, type StandbyAssignment } from '../engine/supervisor-process';
 
 /**
- * dist/supervisor-main.js, loaded by dist/supervisor.js (`supervisor.js supervise <taskDir>`): the detached process
- * delegate() starts for each task, with the same arguments as `caesar supervise` (which dist/caesar.js still accepts).
+ * dist/supervisor-main.js, loaded by dist/supervisor.js: the detached process that supervises one task.
+ * - `supervisor.js supervise <taskDir>`: started by delegate() for a task that exists (as `caesar supervise`, which
+ *   dist/caesar.js still accepts); its stdout and stderr are the task's supervisor.log.
+ * - `supervisor.js standby`: started by the CLI's loader ahead of `caesar run` (supervisor-process.ts); it loads
+ *   everything, then waits on stdin for its task, and exits quietly when none comes (the CLI refused the delegation). Its stdout and stderr are /dev/null until it
+ *   has a task: then both are appended to that task's supervisor.log.
  * A bundle of its own, without the command line parser, the CLI's commands or the MCP servers: every task pays for
  * this process's start, so it loads only what running one task needs (issue 14: start time and memory).
  */
 const [command, taskDir, ...rest] = process.argv.slice(2);
 const stamp = () => new Date().toISOString();
 
-if (command !== 'supervise' || !taskDir || rest.length) {
+if (command === 'supervise' && taskDir && !rest.length) {
+  supervise(taskDir);
+} else if (command === 'standby' && !taskDir) {
+  waitForAssignment().then((assignment) => (assignment ? takeTask(assignment) : process.exit(0)));
+} else {
   process.stderr.write('usage: supervisor.js supervise <taskDir>   (internal: started by caesar for each task)\n');
   process.exitCode = 2;
-} else {
-  superviseTask(taskDir, { log: (message) => process.stderr.write(`[${stamp()}] ${message}\n`) }).then(
+}
+
+function supervise(dir: string): void {
+  superviseTask(dir, { log: (message) => process.stderr.write(`[${stamp()}] ${message}\n`) }).then(
     (state) => {
       process.stderr.write(`[${stamp()}] task ${state.id} ended: ${state.status}${state.report_status ? ` (report ${state.report_status})` : ''}\n`);
     },
@@ -22,4 +36,83 @@ if (command !== 'supervise' || !taskDir || rest.length) {
       process.exitCode = 1;
     },
   );
+}
+
+/** The CLI's one JSON line, or undefined at end of input (or on anything malformed: then no task is taken). */
+function waitForAssignment(): Promise<StandbyAssignment | undefined> {
+  const LIMIT = 4 << 20; // an environment is a few KiB; anything near this is not from the CLI
+  return new Promise((resolve) => {
+    let text = '';
+    const done = (assignment: StandbyAssignment | undefined) => {
+      process.stdin.removeAllListeners('data');
+      process.stdin.destroy();
+      resolve(assignment);
+    };
+    process.stdin.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const end = text.indexOf('\n');
+      if (end >= 0) done(parseAssignment(text.slice(0, end)));
+      else if (text.length > LIMIT) done(undefined);
+    });
+    process.stdin.on('end', () => done(undefined));
+    process.stdin.on('error', () => done(undefined));
+  });
+}
+
+function parseAssignment(line: string): StandbyAssignment | undefined {
+  try {
+    const value = JSON.parse(line) as StandbyAssignment;
+    const strings = (o: unknown) => typeof o === 'object' && o !== null && Object.values(o).every((v) => typeof v === 'string');
+    if (typeof value.taskDir !== 'string' || !path.isAbsolute(value.taskDir) || typeof value.cwd !== 'string' || !strings(value.env)) return undefined;
+    return value;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Becomes the supervisor of the assigned task, as if freshly spawned for it: its working directory and environment,
+ * and stdout/stderr (including a crash's stack) appended to the task's supervisor.log. Then tells the CLI, which is
+ * waiting for exactly this line before it counts the task as started.
+ */
+function takeTask(assignment: StandbyAssignment): void {
+  let log: number;
+  try {
+    log = openRegularFileForWriting(path.join(assignment.taskDir, 'supervisor.log'), 'append');
+    process.chdir(assignment.cwd);
+  } catch {
+    process.exit(1); // the CLI sees the standby end without taking the task and starts a fresh supervisor
+  }
+  for (const key of Object.keys(process.env)) if (!(key in assignment.env)) delete process.env[key];
+  Object.assign(process.env, assignment.env);
+  redirectOutput(log);
+  process.stderr.write(`[${stamp()}] supervisor ${process.pid} was started ahead of its task (standby) and took it\n`);
+  try {
+    // File descriptor 3 is the answer pipe (supervisor-process.ts), touched by no Node stream: closing it is safe.
+    writeSync(STANDBY_ANSWER_FD, `${STANDBY_TAKEN}\n`);
+    closeSync(STANDBY_ANSWER_FD);
+  } catch {
+    /* the CLI is gone (Ctrl-C at this very moment): the task is still ours to run */
+  }
+  supervise(assignment.taskDir);
+}
+
+function redirectOutput(log: number): void {
+  const append = (chunk: string | Uint8Array): boolean => {
+    try {
+      if (typeof chunk === 'string') writeSync(log, chunk);
+      else writeSync(log, chunk);
+    } catch {
+      /* a full disk: the task's own files report it */
+    }
+    return true;
+  };
+  process.stdout.write = append as typeof process.stdout.write;
+  process.stderr.write = append as typeof process.stderr.write;
+  // Node prints an uncaught error to file descriptor 2 itself, which is not the log here: print it there, then exit as
+  // Node would.
+  process.on('uncaughtException', (err) => {
+    append(`caesar: ${err?.stack ?? String(err)}\n`);
+    process.exit(1);
+  });
 }

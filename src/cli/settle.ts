@@ -53,9 +53,13 @@ export function waitUntilSettled(
       }
     };
     const onAbort = () => finish(undefined);
-    const watcher = store.watch((ids) => {
-      if (ids.includes(id)) void check();
-    });
+    const watcher = store.watch(
+      (ids) => {
+        if (ids.includes(id)) void check();
+      },
+      undefined,
+      id,
+    );
     const timer = setInterval(() => {
       if (last && observedStatus(last.state) !== last.observed) void check();
     }, LIVENESS_CHECK_MS);

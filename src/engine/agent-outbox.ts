@@ -49,6 +49,8 @@ export class AgentOutbox {
   private watcher?: FSWatcher;
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  /** Set when the after-run watchdog gave up on the drain: nothing more is read or relayed. */
+  private abandoned = false;
   private relayedCount = 0;
   private rejectedCount = 0;
 
@@ -84,6 +86,12 @@ export class AgentOutbox {
     if (this.rejectedCount > LOGGED_REJECTIONS) this.log(`agent outbox: ${this.rejectedCount} line(s) refused in all`);
   }
 
+  /** Stops a drain under way (the watchdog spent its budget): the rest of the outbox is left unread. */
+  abandon(): void {
+    this.abandoned = true;
+    this.dispose();
+  }
+
   dispose(): void {
     this.stopped = true;
     this.watcher?.close();
@@ -116,7 +124,7 @@ export class AgentOutbox {
         this.skippingLongLine = false;
       }
       const buffer = Buffer.alloc(CHUNK);
-      for (;;) {
+      while (!this.abandoned) {
         const { bytesRead } = await handle.read(buffer, 0, CHUNK, this.offset);
         if (bytesRead === 0) break;
         this.offset += bytesRead;
@@ -125,6 +133,7 @@ export class AgentOutbox {
     } finally {
       await handle.close();
     }
+    if (this.abandoned) return;
     if (final && this.partial.length && !this.skippingLongLine) this.handleLines([this.partial.toString('utf8')]);
     if (final) this.partial = Buffer.alloc(0);
   }

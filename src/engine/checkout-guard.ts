@@ -1,5 +1,5 @@
 import type { Finding } from '../protocol';
-import { inplaceDiff, takeSnapshot, type Snapshot } from './reconcile';
+import { inplaceDiff, takeSnapshot, type Snapshot, type SnapshotRepo } from './reconcile';
 
 /*
  * A worktree is not a sandbox: an agent can write `../../x` or an absolute path into the user's checkout. We cannot
@@ -7,9 +7,12 @@ import { inplaceDiff, takeSnapshot, type Snapshot } from './reconcile';
  * the start of a worktree task, compared with the state at its end.
  */
 
-/** The user's checkout before the agent starts; undefined when it cannot be taken (the task runs unguarded). */
-export async function guardCheckout(gitRoot: string): Promise<Snapshot | undefined> {
-  return takeSnapshot(gitRoot).catch(() => undefined);
+/**
+ * The user's checkout before the agent starts; undefined when it cannot be taken (the task runs unguarded). `repo`:
+ * the checkout's toplevel and index when the caller already knows them (one git process less).
+ */
+export async function guardCheckout(gitRoot: string, repo?: SnapshotRepo): Promise<Snapshot | undefined> {
+  return takeSnapshot(gitRoot, repo).catch(() => undefined);
 }
 
 /** A finding naming every file of the checkout that changed since `before`, or undefined when none did. */

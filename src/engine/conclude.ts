@@ -1,9 +1,10 @@
-import { promises as fs } from 'node:fs';
+import { closeSync, fstatSync, promises as fs, readSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../protocol';
 import { isPidAlive } from '../base/process';
 import { readJsonFile } from './atomic';
 import { createExclusive } from '../base/atomic';
+import { openRegularFileForWriting } from '../base/safe-write';
 import { EventsWriter } from './events-writer';
 import { writeConclusion } from './finalize';
 import { gitToplevel } from './git';
@@ -134,14 +135,15 @@ async function diffOf(state: TaskState): Promise<DiffResult | undefined> {
 /** One closing event after the last one; a line the dead writer left half-written is closed off first. */
 async function appendFinished(file: string, task: TaskSummary, draft: { status: Report['status']; summary: string }): Promise<void> {
   if (task.lastEvent?.type === 'finished') return;
-  const handle = await fs.open(file, 'a+');
+  // Not through a symlink, not blocked by a FIFO: anything but a regular file is refused (safe-write.ts).
+  const fd = openRegularFileForWriting(file, 'append');
   try {
-    const { size } = await handle.stat();
+    const { size } = fstatSync(fd);
     const last = Buffer.alloc(1);
-    if (size > 0) await handle.read(last, 0, 1, size - 1);
-    if (size > 0 && last[0] !== 0x0a) await handle.write('\n');
+    if (size > 0) readSync(fd, last, 0, 1, size - 1);
+    if (size > 0 && last[0] !== 0x0a) writeSync(fd, '\n');
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
   const writer = new EventsWriter(file, task.id, () => {}, (task.lastEvent?.seq ?? -1) + 1);
   writer.finish({ type: 'finished', ...draft });

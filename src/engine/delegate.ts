@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { CAESAR_DIR, assertSafeId, newTaskId, taskPaths, tasksDir } from '../protocol';
-import { locateDistFile } from '../agents/dist-path';
 import { resolveAdapter } from '../agents/registry';
 import { createExclusive, writeJsonAtomic } from '../base/atomic';
 import { writeLaunchSpec } from './launch';
+import { locateSupervisor, spawnSupervisor, supervisorEnv, takeStandby } from './supervisor-process';
 import { LaunchSpecSchema, parseLaunchSpec, type LaunchSpec, type LaunchSpecInput } from '../protocol';
 import type { TaskState } from '../protocol';
 
@@ -59,7 +58,7 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
   }
   await writeJsonAtomic(paths.state, initialState(spec));
   await writeLaunchSpec(spec.root, LaunchSpecSchema.parse(spec));
-  const supervisorPid = startSupervisor(supervisorScript, paths.dir, paths.supervisorLog, spec.root, options.env);
+  const supervisorPid = await startSupervisor(supervisorScript, paths.dir, paths.supervisorLog, spec.root, options.env);
   if (supervisorPid === undefined) {
     // No supervisor exists, so this is still the only writer of state.json: record why the task cannot run.
     const error = `Could not start the task's supervisor (${process.execPath} ${supervisorScript}); see ${paths.supervisorLog}.`;
@@ -103,44 +102,12 @@ export function initialState(spec: LaunchSpec): TaskState {
 }
 
 /**
- * The script that supervises a task: $CAESAR_SUPERVISOR_JS, else dist/supervisor.js beside the CLI bundle (a lean
- * bundle: a task's start pays for loading it, issue 14), else the CLI bundle itself. All take `supervise <taskDir>`.
+ * The task's supervisor: the standby the CLI's loader started for it when there is one (`caesar run`: its start-up
+ * overlapped the CLI's), else a fresh process. A standby that cannot take the task is ended first, so a task never
+ * gets two supervisors.
  */
-export function locateSupervisor(options: DelegateOptions = {}): string {
-  const env = { ...process.env, ...options.env };
-  if (env.CAESAR_SUPERVISOR_JS) return locateDistFile('supervisor.js', 'CAESAR_SUPERVISOR_JS', env);
-  const cliScript = options.cliScript ?? locateDistFile('caesar.js', 'CAESAR_CLI_JS', env);
-  const dir = path.dirname(cliScript);
-  const lean = path.join(dir, 'supervisor.js');
-  return existsSync(lean) && existsSync(path.join(dir, 'supervisor-main.js')) ? lean : cliScript;
-}
-
-/**
- * A supervisor allocates little but briefly: V8's default young generation (up to 16 MiB per semi-space) would mostly
- * be resident memory it never needs. A small one keeps every task's supervisor lean (issue 14, memory).
- */
-const SUPERVISOR_V8_FLAGS = ['--max-semi-space-size=1'];
-
-/**
- * `process.execPath <supervisor.js | caesar.js> supervise <taskDir>`, detached in its own session, stdio to supervisor.log, unref'd.
- * ELECTRON_RUN_AS_NODE=1 lets the extension host's Electron binary act as plain Node, so no `node` on PATH is needed.
- */
-function startSupervisor(script: string, taskDir: string, logFile: string, cwd: string, extraEnv?: NodeJS.ProcessEnv): number | undefined {
-  const log = openSync(logFile, 'a');
-  try {
-    const child = spawn(process.execPath, [...SUPERVISOR_V8_FLAGS, script, 'supervise', taskDir], {
-      cwd,
-      detached: true,
-      stdio: ['ignore', log, log],
-      env: { ...process.env, ...extraEnv, ELECTRON_RUN_AS_NODE: '1' },
-      windowsHide: true,
-    });
-    child.on('error', () => {
-      /* reported through the store: a supervisor that never writes its pid is shown as lost */
-    });
-    child.unref();
-    return child.pid;
-  } finally {
-    closeSync(log);
-  }
+async function startSupervisor(script: string, taskDir: string, logFile: string, cwd: string, extraEnv?: NodeJS.ProcessEnv): Promise<number | undefined> {
+  const standby = takeStandby(script);
+  const pid = standby ? await standby.assign({ taskDir, cwd, env: supervisorEnv(extraEnv) }) : undefined;
+  return pid ?? spawnSupervisor(script, taskDir, logFile, cwd, extraEnv);
 }

@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { DOCUMENT_IDS, EventSchema, formatIssues, type EventDraft, type ProtocolEvent } from '../protocol';
+import { openRegularFileForWriting } from '../base/safe-write';
 import type { WriteFault } from './write-fault';
 
 type FinishedDraft = Extract<EventDraft, { type: 'finished' }>;
@@ -119,7 +120,9 @@ export class EventsWriter {
     const buffer = Buffer.from(text, 'utf8');
     try {
       if (this.fd === undefined) {
-        this.fd = openSync(this.file, 'a');
+        // Never through a symlink, never blocked by a FIFO planted at the name: anything but a regular file is
+        // refused, and that refusal fails the task like a full disk does.
+        this.fd = openRegularFileForWriting(this.file, 'append');
         this.goodSize = fstatSync(this.fd).size;
       }
       let offset = 0;

@@ -141,21 +141,26 @@ export async function gitToplevel(dir: string): Promise<string | undefined> {
 }
 
 export type RepoState =
-  | { kind: 'usable'; gitRoot: string; head: string }
+  | { kind: 'usable'; gitRoot: string; head: string; /** Absolute path of the work tree's index. */ indexFile: string }
   | { kind: 'not-a-repo' | 'no-commits'; message: string; remedy: string; gitRoot?: string };
 
 /**
  * "Usable" = inside a git work tree that has at least one commit (worktrees branch from HEAD). One git call: the
- * toplevel and HEAD come from the same `rev-parse` (exit 1 = a work tree without commits, 128 = no work tree).
+ * toplevel, the index's path and HEAD come from the same `rev-parse` (exit 1 = a work tree without commits, 128 = no
+ * work tree), so a task's start learns what its snapshots need without a process of their own (issue 14).
  */
 export async function repoState(dir: string): Promise<RepoState> {
   let answer: GitRunResult | undefined;
   try {
-    answer = await runGit(['rev-parse', '--show-toplevel', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: dir, okCodes: [0, 1, 128] });
+    answer = await runGit(['rev-parse', '--show-toplevel', '--git-path', 'index', '--verify', '--quiet', 'HEAD^{commit}'], {
+      cwd: dir,
+      okCodes: [0, 1, 128],
+    });
   } catch {
     answer = undefined; // the directory is missing or git cannot run: not a repository we can use
   }
-  const [gitRoot = '', sha = ''] = answer && answer.code !== 128 ? answer.stdout.toString('utf8').split('\n') : [];
+  // The options answer in order, whether or not HEAD resolves: toplevel, index (relative to dir), then the sha.
+  const [gitRoot = '', index = '', sha = ''] = answer && answer.code !== 128 ? answer.stdout.toString('utf8').split('\n') : [];
   if (!gitRoot) {
     return {
       kind: 'not-a-repo',
@@ -171,7 +176,7 @@ export async function repoState(dir: string): Promise<RepoState> {
       remedy: 'Make a first commit: `git commit --allow-empty -m init`.',
     };
   }
-  return { kind: 'usable', gitRoot, head: sha };
+  return { kind: 'usable', gitRoot, head: sha, indexFile: path.resolve(dir, index) };
 }
 
 /** The toplevel of the work tree containing `dir` and the absolute path of its index file, in one git call. */
@@ -227,12 +232,57 @@ export async function verifiedWorktreeRepo(worktree: string): Promise<WorktreeRe
   if (path.dirname(gitDir) !== path.join(commonDir, 'worktrees')) {
     throw new WorktreeUnverifiable(`the .git file of ${workTree} does not point at a linked worktree's registration (${gitDir})`);
   }
-  const back = await readFile(path.join(gitDir, 'gitdir'), 'utf8').catch(() => '');
-  const backReal = back.trim() ? await realpath(path.resolve(gitDir, back.trim())).catch(() => undefined) : undefined;
-  if (backReal !== path.join(workTree, '.git')) {
+  await assertRegisteredAt(gitDir, workTree);
+  return { workTree, gitDir };
+}
+
+/**
+ * verifiedWorktreeRepo's guarantee without a git process, for a worktree whose git dir was read when it was created,
+ * before any agent ran in it (every later git command names that git dir and the folder explicitly): the folder is
+ * still the same directory, its `.git` file still names that git dir, and git's registration still points back at
+ * the folder. The same refusals as verifiedWorktreeRepo: an agent that removed or redirected its `.git` file, or
+ * moved its worktree, gets no diff.
+ */
+export async function recheckedWorktreeRepo(worktree: string, known: WorktreeRepo): Promise<WorktreeRepo> {
+  // Read together (this is on the path to a task's result); judged in order below.
+  const [workTree, dotGit, registered] = await Promise.all([
+    realpath(worktree).catch(() => undefined),
+    readFile(path.join(worktree, '.git'), 'utf8').catch(() => ''),
+    pathNamedIn(path.join(known.gitDir, 'gitdir'), known.gitDir),
+  ]);
+  if (!workTree) throw new WorktreeUnverifiable(`the worktree ${worktree} does not exist`);
+  if (workTree !== known.workTree) {
+    throw new WorktreeUnverifiable(`git sees ${workTree}, not the worktree ${known.workTree}, as the top level`);
+  }
+  const named = gitdirOfDotGitFile(dotGit);
+  if (!named) {
+    throw new WorktreeUnverifiable(`${workTree} is no longer a git worktree (its .git file is missing or unreadable)`);
+  }
+  if ((await realpath(path.resolve(workTree, named)).catch(() => undefined)) !== known.gitDir) {
+    throw new WorktreeUnverifiable(`the .git file of ${workTree} does not point at its linked worktree's registration (${known.gitDir})`);
+  }
+  if (registered !== path.join(workTree, '.git')) {
+    throw new WorktreeUnverifiable(`git's registration ${known.gitDir} does not point back at ${workTree}`);
+  }
+  return known;
+}
+
+/** realpath of the path a file holds (relative to `base`), or undefined when the file or that path is missing. */
+async function pathNamedIn(file: string, base: string): Promise<string | undefined> {
+  const text = (await readFile(file, 'utf8').catch(() => '')).trim();
+  return text ? realpath(path.resolve(base, text)).catch(() => undefined) : undefined;
+}
+
+/** The path a `.git` file names (`gitdir: <path>`), or undefined. */
+export function gitdirOfDotGitFile(text: string): string | undefined {
+  return /^gitdir: (.+)$/m.exec(text)?.[1]?.trim() || undefined;
+}
+
+/** The registration's `gitdir` file must name `<workTree>/.git`. */
+async function assertRegisteredAt(gitDir: string, workTree: string): Promise<void> {
+  if ((await pathNamedIn(path.join(gitDir, 'gitdir'), gitDir)) !== path.join(workTree, '.git')) {
     throw new WorktreeUnverifiable(`git's registration ${gitDir} does not point back at ${workTree}`);
   }
-  return { workTree, gitDir };
 }
 
 /** `--git-dir`/`--work-tree` for a verified worktree: no discovery, whatever the agent left in the folder. */

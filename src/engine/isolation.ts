@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Finding } from '../protocol';
 import type { AgentAdapter, SpawnPlan } from '../agents/types';
 import { guardCheckout } from './checkout-guard';
-import { repoState, type RepoState } from './git';
+import { repoState, type RepoState, type WorktreeRepo } from './git';
 import type { LaunchSpec } from '../protocol';
 import { inplaceDiff, takeSnapshot, worktreeDiff, type DiffOptions, type DiffResult, type ReconcileOptions, type Snapshot } from './reconcile';
 import type { StateWriter } from './state-writer';
@@ -18,7 +18,8 @@ export interface Placement {
   /** The agent's cwd / task.workspace: the worktree (mapped to the same subfolder) or the user's workspace. */
   workspace: string;
   gitRoot?: string;
-  worktree?: { path: string; branch: string; base_ref: string };
+  /** `repo`: its folder and git dir read at its creation, so the end's diff checks them without a git process. */
+  worktree?: { path: string; branch: string; base_ref: string; repo?: WorktreeRepo };
   /** Repository-relative paths excluded from the diff with prefix semantics. */
   excluded: string[];
   /** The workspace's folder relative to its repository root ('' at the root). */
@@ -92,27 +93,34 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
   const repo = await repoState(launch.workspace);
   const decision = decideIsolation(launch, adapter, repo);
   const findings = [...decision.findings];
-  const gitRoot = repo.kind === 'usable' ? repo.gitRoot : undefined;
+  const usable = repo.kind === 'usable' ? repo : undefined;
+  const gitRoot = usable?.gitRoot;
   const prefix = gitRoot ? await workspacePrefix(gitRoot, launch.workspace) : '';
   if (decision.isolation === 'inplace' && launch.mode === 'write') {
     ctx.holdLease(await acquireWorkspaceWriter(ctx.root, launch.workspace, ctx.id));
   }
   if (decision.isolation === 'inplace') {
-    const snapshot = gitRoot ? await takeSnapshot(launch.workspace) : undefined;
+    const snapshot = usable ? await takeSnapshot(launch.workspace, usable) : undefined;
     return { isolation: 'inplace', workspace: launch.workspace, gitRoot, excluded: [], prefix, snapshot, findings };
   }
-  await ctx.state.update({ phase: 'creating the worktree' });
-  const checkout = guardCheckout(gitRoot!);
+  // Written in call order by the state writer while the worktree is being created; awaited before the next update.
+  const phase = ctx.state.update({ phase: 'creating the worktree' });
+  phase.catch(() => undefined); // its failure is reported by the await below, not as an unhandled rejection
   // Recording the caesar root lets gc run from another root of the same repository tell this worktree from an orphan.
   const continued = launch.base_commit ? { startPoint: launch.base_commit, baseRef: `${launch.base_commit}^1` } : {};
   const setup = launch.worktree_setup;
-  // Findings that do not depend on the new worktree: their git calls run while it is being created (issue 14).
-  const suggestion = !setup.copy.length && !setup.link.length ? detectWorkshop(launch.workspace).catch(() => undefined) : undefined;
-  const ignored = worktreeIgnoreFinding(gitRoot!, ctx.id).catch(() => undefined);
   const pool = launch.worktree_pool ?? 0;
   const warm = pool ? await takeWarmWorktree({ gitRoot: gitRoot!, id: ctx.id, branch: defaultBranch(ctx.id), ...continued }) : undefined;
   if (warm) await recordWorktreeOwner(warm.path, ctx.root);
-  const worktree = warm ?? (await createWorktree({ gitRoot: gitRoot!, id: ctx.id, root: ctx.root, ...continued }));
+  // `git worktree add` is the longest step: spawned first (synchronously), at the commit repoState resolved.
+  const creating = warm ? Promise.resolve(warm) : createWorktree({ gitRoot: gitRoot!, id: ctx.id, root: ctx.root, head: usable!.head, ...continued });
+  // What does not depend on the new worktree runs while it is being created (issue 14): the checkout guard's
+  // snapshot and the findings' git calls.
+  const checkout = guardCheckout(gitRoot!, usable);
+  const suggestion = !setup.copy.length && !setup.link.length ? detectWorkshop(launch.workspace).catch(() => undefined) : undefined;
+  const ignored = worktreeIgnoreFinding(gitRoot!, ctx.id).catch(() => undefined);
+  const worktree = await creating;
+  await phase;
   await ctx.state.update({ isolation: 'worktree', worktree: worktree.path, branch: worktree.branch, base_ref: worktree.base_ref });
   const suggested = await suggestion;
   if (suggested) findings.push(workshopFinding(suggested));
@@ -157,7 +165,8 @@ export function excludedFor(placement: Placement, plan: SpawnPlan): string[] {
  * `{ patch: false }` when only the files and their counts are needed (the supervisor's result.json keeps no patch).
  */
 export async function computeDiff(placement: Placement, excluded: string[], options: DiffOptions = {}): Promise<DiffResult | undefined> {
-  if (placement.worktree) return worktreeDiff(placement.worktree.path, placement.worktree.base_ref, excluded, options);
+  const { worktree } = placement;
+  if (worktree) return worktreeDiff(worktree.path, worktree.base_ref, excluded, options, worktree.repo);
   if (placement.snapshot) return inplaceDiff(placement.workspace, placement.snapshot, excluded, options);
   return undefined;
 }

@@ -7,11 +7,13 @@ import {
   excludePathspec,
   gitText,
   literalPathspec,
+  recheckedWorktreeRepo,
   runGit,
   verifiedWorktreeRepo,
   withTempIndex,
   workTreePaths,
   worktreeGitArgs,
+  type WorktreeRepo,
 } from './git';
 import { countsFromPatch, parseDiffOutput, withoutUnchanged } from './diff-parse';
 import { isExcluded, normalizeExcluded, normalizeRelPath } from './rel-path';
@@ -36,6 +38,14 @@ export interface Snapshot {
   gitRoot: string;
   tree: string;
   taken_at: string;
+  /** The repository's index when the snapshot was taken: the comparison at the end copies it without asking git. */
+  indexFile?: string;
+}
+
+/** The work tree a snapshot is taken of, and its index (what `rev-parse --show-toplevel --git-path index` says). */
+export interface SnapshotRepo {
+  gitRoot: string;
+  indexFile: string;
 }
 
 export interface DiffOptions {
@@ -70,15 +80,22 @@ export async function worktreeDiff(
   baseRef: string,
   excluded: readonly string[],
   options: DiffOptions = {},
+  /** The worktree's repository as read at its creation (the supervisor knows it): checked without a git process. */
+  known?: WorktreeRepo,
 ): Promise<DiffResult> {
   // Named explicitly, never discovered: an agent that removed the worktree's .git must not make us diff the checkout.
-  const repo = await verifiedWorktreeRepo(worktree);
+  const repo = known ?? (await verifiedWorktreeRepo(worktree));
   const explicit = worktreeGitArgs(repo);
   const exclusions = normalizeExcluded(excluded).map(excludePathspec);
-  const untracked = await runGit([...explicit, 'ls-files', '--others', '--exclude-standard', '-z', '--', ...exclusions], {
+  const listing = runGit([...explicit, 'ls-files', '--others', '--exclude-standard', '-z', '--', ...exclusions], {
     cwd: repo.workTree,
     env: READ_ONLY,
   });
+  // A known worktree is rechecked while this read-only listing runs (it writes nothing, and names the git dir read
+  // at creation); the listing is used, and its failure reported, only once the check has passed.
+  listing.catch(() => undefined);
+  if (known) await recheckedWorktreeRepo(worktree, known);
+  const untracked = await listing;
   const diff = (env: Record<string, string>) =>
     diffOnce(repo.workTree, ['diff-index', baseRef], env, excluded, options, [], explicit);
   if (untracked.stdout.length === 0) return diff(READ_ONLY);
@@ -105,8 +122,9 @@ const READ_ONLY = { GIT_OPTIONAL_LOCKS: '0' };
  * excluded at any depth) into a TEMPORARY index, then `write-tree`. Re-edits of dirty files, reverts and new
  * untracked directories all change the tree, which a `git status` comparison misses. The user's index is only read.
  */
-export async function takeSnapshot(workspace: string): Promise<Snapshot> {
-  const repo = await snapshotRepo(workspace);
+export async function takeSnapshot(workspace: string, known?: SnapshotRepo): Promise<Snapshot> {
+  // `known`: the caller has just asked git for the workspace's toplevel and index (repoState), no need to ask again.
+  const repo = known ?? (await snapshotRepo(workspace));
   const tree = await withTempIndex(
     repo.gitRoot,
     async (env) => {
@@ -115,7 +133,7 @@ export async function takeSnapshot(workspace: string): Promise<Snapshot> {
     },
     repo.indexFile,
   );
-  return { gitRoot: repo.gitRoot, tree, taken_at: new Date().toISOString() };
+  return { gitRoot: repo.gitRoot, tree, taken_at: new Date().toISOString(), indexFile: repo.indexFile };
 }
 
 /**
@@ -124,13 +142,11 @@ export async function takeSnapshot(workspace: string): Promise<Snapshot> {
  * the two trees, one git process less).
  */
 export async function inplaceDiff(workspace: string, before: Snapshot, excluded: readonly string[], options: DiffOptions = {}): Promise<DiffResult> {
-  const repo = await snapshotRepo(workspace);
-  if (repo.gitRoot !== before.gitRoot) {
-    throw new Error(`The snapshots belong to different repositories (${before.gitRoot} vs ${repo.gitRoot}).`);
-  }
+  const { repo, stay } = await repoOfSnapshot(workspace, before);
   return withTempIndex(
     repo.gitRoot,
-    async (env) => {
+    async (index) => {
+      const env = { ...index, ...stay };
       await addEverything(repo.gitRoot, env);
       // .caesar/ is never staged, so it cannot differ: excluding it also hides an intent-to-add entry the user's
       // index may hold there, which a tree would not contain.
@@ -140,7 +156,27 @@ export async function inplaceDiff(workspace: string, before: Snapshot, excluded:
   );
 }
 
-async function snapshotRepo(workspace: string): Promise<{ gitRoot: string; indexFile: string }> {
+/**
+ * The repository to compare with `before`: it must still be the one the snapshot was taken of. Asked of git, unless
+ * the workspace is the snapshot's toplevel and the snapshot knows its index (the checkout guard, an in-place task at
+ * the root): then git is kept from looking above that toplevel (GIT_CEILING_DIRECTORIES), so a repository that
+ * vanished fails the comparison as `rev-parse` would, instead of git finding an enclosing one.
+ */
+async function repoOfSnapshot(workspace: string, before: Snapshot): Promise<{ repo: SnapshotRepo; stay: Record<string, string> }> {
+  const parent = path.dirname(before.gitRoot);
+  // A ceiling that is the root itself, or that the variable's list would split in two, would not hold: ask git.
+  const ceilingHolds = parent !== before.gitRoot && !parent.includes(path.delimiter);
+  if (before.indexFile && path.resolve(workspace) === before.gitRoot && ceilingHolds) {
+    return { repo: { gitRoot: before.gitRoot, indexFile: before.indexFile }, stay: { GIT_CEILING_DIRECTORIES: parent } };
+  }
+  const repo = await snapshotRepo(workspace);
+  if (repo.gitRoot !== before.gitRoot) {
+    throw new Error(`The snapshots belong to different repositories (${before.gitRoot} vs ${repo.gitRoot}).`);
+  }
+  return { repo, stay: {} };
+}
+
+async function snapshotRepo(workspace: string): Promise<SnapshotRepo> {
   const repo = await workTreePaths(workspace);
   if (!repo) throw new Error(`Cannot snapshot ${workspace}: it is not inside a git repository.`);
   return repo;

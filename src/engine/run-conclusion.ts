@@ -9,6 +9,7 @@ import { resolveReport, synthesize, type ProcessOutcome } from './report';
 import type { RunAgentResult } from './spawn';
 import type { TaskStatus } from '../protocol';
 import type { StateWriter } from './state-writer';
+import { PhaseTimeout, type AfterRunPhase } from './phase-watchdog';
 
 export interface RunToConclude {
   id: string;
@@ -22,6 +23,8 @@ export interface RunToConclude {
   /** The last `finished` a translator produced: its status is the agent's own verdict on the run. */
   translatorFinished?: Extract<EventDraft, { type: 'finished' }>;
   state: StateWriter;
+  /** Runs an after-run phase under the supervisor's watchdog (phase-watchdog.ts); without one, just runs it. */
+  watch?: <T>(phase: AfterRunPhase, work: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -30,6 +33,7 @@ export interface RunToConclude {
  */
 export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
   const { launch, placement, run, translation, tier, plan } = input;
+  const watch = input.watch ?? (<T>(_phase: AfterRunPhase, work: () => Promise<T>) => work());
   const held = input.translatorFinished;
   const nativeFailure = translation.nativeFailure ?? (held?.status === 'failed' ? held.summary || 'the agent reported a failure' : undefined);
   const outcome: ProcessOutcome = {
@@ -46,19 +50,21 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     // apply and gc recompute the diff long after this process is gone: they must exclude exactly what we excluded.
     await input.state.update({ excluded_paths: excluded });
   }
+  // result.json and the report need the files and their counts only; review and apply make the patch on demand.
+  const diffing = computeDiff(placement, excluded, { patch: false });
   // The user's checkout is compared beside the task's own diff (different repositories' files: no contention on a
-  // lock), so the guard adds no time of its own to the end of a task.
+  // lock), started second because the diff is the longer of the two, so the guard adds no time to a task's end.
   const checkoutCheck = placement.checkout ? checkoutWritesFinding(placement.checkout) : Promise.resolve(undefined);
   try {
-    // result.json and the report need the files and their counts only; review and apply make the patch on demand.
-    diff = await computeDiff(placement, excluded, { patch: false });
+    diff = await watch('diff', () => diffing);
   } catch (err) {
+    if (err instanceof PhaseTimeout) throw err; // a hung git fails the task (the supervisor's watchdog), not the diff
     const message = err instanceof Error ? err.message : String(err);
     diffFindings.push({ severity: 'high', title: 'Diff could not be computed', detail: `${message}. The agent's declared changes could not be verified.` });
   }
-  const checkoutWrites = await checkoutCheck;
+  const checkoutWrites = await watch('diff', () => checkoutCheck);
   if (checkoutWrites) diffFindings.push(checkoutWrites);
-  const resolved = await resolveReport({
+  const resolved = await watch('report', () => resolveReport({
     taskId: input.id,
     tier,
     channel: tier === 'channel',
@@ -66,7 +72,7 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     translation: held?.summary && !translation.finalText ? { ...translation, finalText: held.summary } : translation,
     outcome,
     ...(diff ? { diffFiles: diff.files } : {}),
-  });
+  }));
   const reconciled = reconcileReport(
     resolved.report,
     diff,

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
+import { openRegularFileForWriting } from '../base/safe-write';
 import type { Writable } from 'node:stream';
 import type { SpawnPlan } from '../agents/types';
 import { sweepTaskProcesses } from './process-sweep';
@@ -60,7 +61,8 @@ const MAX_LINE_BYTES = 8 * 1024 * 1024;
 export function runAgentProcess(options: RunAgentOptions): Promise<RunAgentResult> {
   const { plan } = options;
   const started = Date.now();
-  const raw = openSync(options.rawLogPath, 'w');
+  // Never through a symlink or into a FIFO planted at raw.log: anything but a regular file is refused (safe-write.ts).
+  const raw = openRegularFileForWriting(options.rawLogPath, 'truncate');
   const fault = options.fault ?? new WriteFault();
   let rawOpen = true;
   const logLines = (lines: string[]) => {

@@ -170,9 +170,10 @@ export class TaskStore {
 
   /**
    * Calls onChange with the ids of tasks that appeared or whose files changed, coalesced over `debounceMs`.
-   * Driven by fs.watch on the tasks folder and on each task folder; works before `.caesar/tasks` exists.
+   * Driven by fs.watch on the tasks folder and on each task folder; works before `.caesar/tasks` exists. With `only`,
+   * just that task is watched (a CLI following one task need not watch a folder per task of the repository).
    */
-  watch(onChange: (ids: string[]) => void, debounceMs = 50): Disposable {
+  watch(onChange: (ids: string[]) => void, debounceMs = 50, only?: string): Disposable {
     const taskWatchers = new Map<string, FSWatcher>();
     const changed = new Debouncer<string>(debounceMs, onChange);
     let rootWatcher: FSWatcher | undefined;
@@ -184,7 +185,8 @@ export class TaskStore {
       if (watcher) taskWatchers.set(id, watcher);
     };
     const rescan = async () => {
-      const ids = await this.ids().catch(() => [] as string[]);
+      const all = await this.ids().catch(() => [] as string[]);
+      const ids = only === undefined ? all : all.filter((id) => id === only);
       for (const id of ids) {
         if (!taskWatchers.has(id)) {
           watchTask(id);

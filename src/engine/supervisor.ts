@@ -1,6 +1,4 @@
-import { promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
-import * as path from 'node:path';
 import {
   DOCUMENT_IDS,
   parseTask,
@@ -23,6 +21,7 @@ import { CancelWatch } from './cancel-watch';
 import { channelCoordinates, channelLauncher } from './channel-launcher';
 import { agentEnv } from './agent-env';
 import { AgentOutbox } from './agent-outbox';
+import { layDownFiles } from './lay-down';
 import { EventsWriter } from './events-writer';
 import { writeConclusion, type Conclusion } from './finalize';
 import { preparePlacement, type Placement } from './isolation';
@@ -36,7 +35,7 @@ import { AcpSession, acpTier } from './acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../protocol';
 import { StateWriter } from './state-writer';
 import { WriteFault } from './write-fault';
-import { PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget } from './phase-watchdog';
+import { AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget } from './phase-watchdog';
 import type { WriterLease } from './writer-lock';
 
 export interface SuperviseOptions {
@@ -94,8 +93,6 @@ class TaskRun {
   private writerLease?: WriterLease;
   private launch?: LaunchSpec;
   private placement?: Placement;
-  /** What the supervisor is doing after the agent ended, named by the watchdog if it hangs. */
-  private afterRunStep = 'starting to conclude';
 
   constructor(
     private readonly paths: TaskPaths,
@@ -204,7 +201,9 @@ class TaskRun {
       reportSchemaFile: this.paths.reportSchema,
       finalMessageFile: this.paths.finalMessage,
     });
-    const restore = await layDownFiles(plan);
+    // The adapter's files go in the task folder or the workspace only, never through a link planted there (lay-down.ts).
+    const roots = [this.paths.dir, placement.workspace, ...(placement.worktree ? [placement.worktree.path] : [])];
+    const restore = await layDownFiles(plan.files ?? [], roots, this.log);
     await this.questions.start();
     await this.outbox.start();
     const translator = acp?.translator ?? adapter.createTranslator({ workspace: placement.workspace });
@@ -248,29 +247,29 @@ class TaskRun {
       await restore();
     }
     try {
-      const after = this.afterRun({ result, translator, launch, placement, tier, plan });
-      return await this.finalize(await withinBudget(after, concludeBudgetMs(), () => this.afterRunStep));
+      // Times each step after the agent ended, and names the one that hangs (phase-watchdog.ts).
+      const watchdog = new AfterRunWatchdog();
+      const after = this.afterRun({ result, translator, launch, placement, tier, plan }, watchdog);
+      // Each phase has its own budget; this outer one also bounds the small steps between phases.
+      return await this.finalize(await withinBudget(after, concludeBudgetMs(), () => watchdog.current));
     } catch (err) {
       if (!(err instanceof PhaseTimeout)) throw err;
       return this.concludeHung(result, err);
     }
   }
 
-  /** Everything between the agent's end and its conclusion; `afterRunStep` names the step for the watchdog. */
-  private async afterRun({ result, translator, launch, placement, tier, plan }: AfterRun): Promise<Conclusion> {
-    this.afterRunStep = "relaying the agent's outbox";
+  /** Everything between the agent's end and its conclusion, each phase under the watchdog's budget for it. */
+  private async afterRun({ result, translator, launch, placement, tier, plan }: AfterRun, watchdog: AfterRunWatchdog): Promise<Conclusion> {
     // Everything the agent put in its outbox reaches events.jsonl before the conclusion (and its `finished`).
-    await this.outbox.drain();
+    await watchdog.phase('drain', () => this.outbox.drain());
     if (result.spawnError) this.events.append({ type: 'error', message: result.spawnError, fatal: true });
-    this.afterRunStep = 'expiring unanswered questions';
-    await this.questions.expireUnanswered();
+    await watchdog.phase('questions', () => this.questions.expireUnanswered());
     let translation: TranslationSummary = {};
     try {
       translation = translator.end(result.exitCode);
     } catch (err) {
       this.log(`translator end() threw: ${describeError(err)}`);
     }
-    this.afterRunStep = 'reading the report and computing the diff';
     await this.state.update({ phase: 'reading the report' });
     return concludeRun({
       id: this.id,
@@ -283,11 +282,13 @@ class TaskRun {
       plan,
       translatorFinished: this.events.translatorFinished,
       state: this.state,
+      watch: (phase, work) => watchdog.phase(phase, work),
     });
   }
 
   /** The after-run budget was spent: the hung step's git is ended and the task fails, saying what was not verified. */
   private async concludeHung(result: RunAgentResult, timeout: PhaseTimeout): Promise<TaskState> {
+    this.outbox.abandon(); // a flood still being relayed stops here: the conclusion's events come next
     const killed = await killOwnChildren();
     const message = `The agent ended, but concluding the task ${timeout.message}; its changes and report were not verified. Review the worktree by hand.`;
     this.log(`${message} Ended ${killed.length} child process(es) of the supervisor.`);
@@ -354,20 +355,6 @@ function buildTask(launch: LaunchSpec, placement: Placement, paths: TaskPaths): 
     // an OACP agent of its own (a [[agent]] template) may start the server from task.json itself.
     channel: launch.channel ? (channelCoordinates(paths.dir) ?? null) : null,
   });
-}
-
-/** Writes the adapter's files before spawn; the returned function puts back what was there (best effort). */
-async function layDownFiles(plan: SpawnPlan): Promise<() => Promise<void>> {
-  const restores: Array<() => Promise<void>> = [];
-  for (const file of plan.files ?? []) {
-    const previous = file.restore ? await fs.readFile(file.path).catch(() => undefined) : undefined;
-    await fs.mkdir(path.dirname(file.path), { recursive: true });
-    await fs.writeFile(file.path, file.content);
-    if (file.restore) restores.push(() => (previous === undefined ? fs.rm(file.path, { force: true }) : fs.writeFile(file.path, previous)));
-  }
-  return async () => {
-    for (const restore of restores) await restore().catch(() => undefined);
-  };
 }
 
 function describeError(err: unknown): string {

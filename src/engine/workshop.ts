@@ -255,9 +255,10 @@ export async function detectWorkshop(workspace: string): Promise<WorkshopSuggest
     if (match.copy) suggestion.copy.push(match.copy);
     if (match.setup) suggestion.setup.push(match.setup);
   }
-  if (await gitToplevel(workspace)) {
-    for (const file of ENV_FILES) {
-      if (!existsSync(path.join(workspace, file))) continue;
+  // git is asked only about env files that exist: most workspaces have none, and a task's start waits for this.
+  const envFiles = ENV_FILES.filter((file) => existsSync(path.join(workspace, file)));
+  if (envFiles.length && (await gitToplevel(workspace))) {
+    for (const file of envFiles) {
       const tracked = await runGit(['ls-files', '-z', '--', `:(literal)${file}`], { cwd: workspace });
       if (tracked.stdout.length > 0) continue;
       const ignored = await runGit(['check-ignore', '-q', '--', file], { cwd: workspace, okCodes: [0, 1] });

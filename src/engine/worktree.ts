@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, mkdirSync } from 'node:fs';
+import { lstat, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { CAESAR_DIR, assertSafeId, worktreesDir, type Finding } from '../protocol';
-import { GitError, gitText, runGit } from './git';
+import { GitError, gitText, gitdirOfDotGitFile, runGit, type WorktreeRepo } from './git';
 import { recycleWorktree } from './worktree-pool';
 
 export interface CreatedWorktree {
@@ -10,6 +10,8 @@ export interface CreatedWorktree {
   branch: string;
   /** The commit the worktree started from, frozen: every later diff is taken against it, never against HEAD. */
   base_ref: string;
+  /** Its folder and git dir as git registered them, read before any agent ran in it (see recheckedWorktreeRepo). */
+  repo?: WorktreeRepo;
 }
 
 export function defaultBranch(id: string): string {
@@ -23,7 +25,11 @@ export function worktreePath(gitRoot: string, id: string): string {
 
 /**
  * `git worktree add -b caesar/<id> <gitRoot>/.caesar/wt/<id> HEAD`, run from the git root, then `rev-parse HEAD`
- * inside the new worktree: that SHA is base_ref.
+ * inside the new worktree: that SHA is base_ref. With `head` (HEAD's commit, just resolved by the caller) the
+ * worktree is added at that commit and base_ref is it, without the `rev-parse`.
+ *
+ * For a plain branch name (isPlainBranchName) everything up to the spawn of `git worktree add` runs synchronously, so
+ * a caller that starts other git work right after calling this does not delay the longest step of a task's start.
  */
 export async function createWorktree(options: {
   gitRoot: string;
@@ -34,17 +40,20 @@ export async function createWorktree(options: {
   startPoint?: string;
   /** The commit diffs are taken against, when it is not the one checked out (default: the worktree's HEAD). */
   baseRef?: string;
+  /** HEAD's full commit id as the caller resolved it (repoState): used instead of HEAD when there is no startPoint. */
+  head?: string;
 }): Promise<CreatedWorktree> {
   const { gitRoot, id } = options;
   const target = worktreePath(gitRoot, id);
   const branch = options.branch ?? defaultBranch(id);
-  await assertValidBranch(gitRoot, branch);
+  if (!isPlainBranchName(branch)) await assertValidBranch(gitRoot, branch);
   if (existsSync(target)) {
     throw new Error(`Cannot create the worktree: ${target} already exists. Remove it (caesar gc) or use another task id.`);
   }
-  await mkdir(path.dirname(target), { recursive: true });
+  mkdirSync(path.dirname(target), { recursive: true });
+  const atHead = options.startPoint === undefined && options.baseRef === undefined ? options.head : undefined;
   try {
-    await runGit(['worktree', 'add', '-b', branch, target, options.startPoint ?? 'HEAD'], { cwd: gitRoot });
+    await runGit(['worktree', 'add', '-b', branch, target, options.startPoint ?? atHead ?? 'HEAD'], { cwd: gitRoot });
   } catch (error) {
     const stderr = error instanceof GitError ? error.stderr : String(error);
     if (/invalid reference: HEAD|not a valid object name|unknown revision/i.test(stderr)) {
@@ -55,9 +64,18 @@ export async function createWorktree(options: {
     }
     throw error;
   }
-  const base_ref = await gitText(['rev-parse', '--verify', `${options.baseRef ?? 'HEAD'}^{commit}`], target);
-  if (options.root) await recordWorktreeOwner(target, options.root);
-  return { path: target, branch, base_ref };
+  const [base_ref, repo] = await Promise.all([
+    atHead ?? gitText(['rev-parse', '--verify', `${options.baseRef ?? 'HEAD'}^{commit}`], target),
+    registration(target),
+  ]);
+  if (options.root) await writeFile(path.join(repo.gitDir, OWNER_FILE), `${path.resolve(options.root)}\n`);
+  return { path: target, branch, base_ref, repo };
+}
+
+/** A worktree git has just added: its folder and git dir, read from its `.git` file (no git process). */
+async function registration(worktree: string): Promise<WorktreeRepo> {
+  const [workTree, gitDir] = await Promise.all([realpath(worktree), adminDir(worktree).then((dir) => realpath(dir))]);
+  return { workTree, gitDir };
 }
 
 /** Records the caesar root whose task owns the worktree (see OWNER_FILE). */
@@ -74,8 +92,7 @@ const OWNER_FILE = 'caesar-root';
 
 /** The worktree's admin dir: from its `.git` file (`gitdir: <path>`, no git process), else by asking git. */
 async function adminDir(worktree: string): Promise<string> {
-  const text = await readFile(path.join(worktree, '.git'), 'utf8').catch(() => '');
-  const gitdir = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+  const gitdir = gitdirOfDotGitFile(await readFile(path.join(worktree, '.git'), 'utf8').catch(() => ''));
   return gitdir ? path.resolve(worktree, gitdir) : gitText(['rev-parse', '--absolute-git-dir'], worktree);
 }
 
@@ -87,6 +104,15 @@ export async function worktreeOwnerRoot(worktree: string): Promise<string | unde
   } catch {
     return undefined;
   }
+}
+
+/**
+ * `caesar/` and a name of letters, digits, `_` and `-` only: valid for `git check-ref-format --branch` by its rules
+ * (no `.` at all, so no `..`, `.lock` or leading dot; no `@{`, space, control or `~^:?*[\` character; not `@`; not
+ * starting with `-`), so the usual `caesar/t_<hex>` needs no git process. Anything else is asked of git.
+ */
+export function isPlainBranchName(branch: string): boolean {
+  return /^caesar\/[A-Za-z0-9][A-Za-z0-9_-]*$/.test(branch);
 }
 
 async function assertValidBranch(cwd: string, branch: string): Promise<void> {
@@ -131,6 +157,7 @@ export async function removeWorktree(options: { gitRoot: string; path: string; b
  */
 export async function worktreeIgnoreFinding(gitRoot: string, id: string): Promise<Finding | undefined> {
   const relative = `${CAESAR_DIR}/wt/${id}`;
+  if (await caesarGitignoreHidesWorktrees(gitRoot)) return undefined;
   const check = await runGit(['check-ignore', '-q', '--no-index', relative], { cwd: gitRoot, okCodes: [0, 1] });
   if (check.code === 0) return undefined;
   return {
@@ -139,6 +166,21 @@ export async function worktreeIgnoreFinding(gitRoot: string, id: string): Promis
     file: relative,
     detail: `${relative} is not ignored by git, so caesar worktrees appear as untracked files in your repository. Add "${CAESAR_DIR}/" to .gitignore (or .git/info/exclude).`,
   };
+}
+
+/**
+ * The `.caesar/.gitignore` the first delegation writes holds a `wt/` line: with no negation in it, every worktree
+ * folder is ignored whatever the user's own ignore files say (a deeper .gitignore wins over them, and nothing under
+ * an ignored folder can be re-included), so git need not be asked at each task's start. Git reads neither a
+ * .gitignore that is a symlink nor one inside a symlinked folder: both are asked of git.
+ */
+async function caesarGitignoreHidesWorktrees(gitRoot: string): Promise<boolean> {
+  const folder = path.join(gitRoot, CAESAR_DIR);
+  const file = path.join(folder, '.gitignore');
+  const [folderStat, fileStat] = await Promise.all([lstat(folder).catch(() => undefined), lstat(file).catch(() => undefined)]);
+  if (!folderStat?.isDirectory() || !fileStat?.isFile()) return false;
+  const lines = (await readFile(file, 'utf8').catch(() => '')).split('\n');
+  return lines.includes('wt/') && !lines.some((line) => line.startsWith('!'));
 }
 
 export interface ListedWorktree {

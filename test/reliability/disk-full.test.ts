@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { EventsWriter } from '../../src/engine/events-writer';
@@ -44,32 +45,53 @@ async function underFileSizeLimit(fixture: Record<string, unknown>) {
   return { root, id, state, events, pids: [...new Set(pids)] };
 }
 
-describe('reliability: writes into /dev/full (ENOSPC on every write)', function () {
+/**
+ * Runs `work` with this process's soft file-size limit (RLIMIT_FSIZE) lowered to `bytes`: a write past it fails with
+ * EFBIG, as a write on a full disk fails with ENOSPC. (The writers refuse anything but a regular file, so /dev/full
+ * cannot stand in for a full disk any more.) Node ignores SIGXFSZ; the previous soft limit is put back after.
+ */
+async function underOwnFileSizeLimit<T>(bytes: number, work: () => T | Promise<T>): Promise<T> {
+  const previous = execFileSync('prlimit', ['--pid', String(process.pid), '--fsize', '--output', 'SOFT', '--noheadings'], { encoding: 'utf8' }).trim();
+  execFileSync('prlimit', ['--pid', String(process.pid), `--fsize=${bytes}:`]);
+  try {
+    return await work();
+  } finally {
+    execFileSync('prlimit', ['--pid', String(process.pid), `--fsize=${previous}:`]);
+  }
+}
+
+describe('reliability: writes that fail (a file-size limit: EFBIG on every write past it)', function () {
   this.timeout(30_000);
 
-  it('the events writer: no throw, the fault latched with ENOSPC, later appends dropped, numbering unchanged', () => {
+  it('the events writer: no throw, the fault latched with the error, later appends dropped, numbering unchanged', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'caesar-efbig-')), 'events.jsonl');
+    writeFileSync(file, 'x'.repeat(1024));
     const fault = new WriteFault();
-    const writer = new EventsWriter('/dev/full', 't_full');
+    const writer = new EventsWriter(file, 't_full');
     writer.fault = fault;
-    assert.deepEqual(writer.appendAll([{ type: 'message', text: 'lost' }]), []);
-    assert.match(fault.reason ?? '', /^full could not be written: ENOSPC/);
-    assert.equal(writer.count, 0, 'the lost batch leaves no gap');
-    assert.deepEqual(writer.appendAll([{ type: 'message', text: 'after' }]), []);
-    assert.equal(writer.finish({ type: 'finished', status: 'failed', summary: 'x' }), undefined);
+    await underOwnFileSizeLimit(1024, () => {
+      assert.deepEqual(writer.appendAll([{ type: 'message', text: 'lost' }]), []);
+      assert.match(fault.reason ?? '', /^events\.jsonl could not be written: EFBIG/);
+      assert.equal(writer.count, 0, 'the lost batch leaves no gap');
+      assert.deepEqual(writer.appendAll([{ type: 'message', text: 'after' }]), []);
+      assert.equal(writer.finish({ type: 'finished', status: 'failed', summary: 'x' }), undefined);
+    });
+    assert.equal(readFileSync(file, 'utf8'), 'x'.repeat(1024), 'the torn write was cut back');
   });
 
-  it('the agent run: raw.log on a full disk stops the group and reports the write error', async () => {
+  it('the agent run: raw.log that cannot be written stops the group and reports the write error', async () => {
     const fault = new WriteFault();
-    const result = await runAgentProcess({
+    const rawLogPath = path.join(mkdtempSync(path.join(tmpdir(), 'caesar-efbig-')), 'raw.log');
+    const result = await underOwnFileSizeLimit(256, () => runAgentProcess({
       plan: { command: process.execPath, args: ['-e', "setInterval(()=>console.log('still talking'),20)"], cwd: tmpdir(), display: 'node' },
       env: process.env,
-      rawLogPath: '/dev/full',
+      rawLogPath,
       onStdoutLines: () => {},
       timeoutMs: 20_000,
       graceMs: 300,
       fault,
-    });
-    assert.match(result.writeError ?? '', /^raw\.log could not be written: ENOSPC/);
+    }));
+    assert.match(result.writeError ?? '', /^raw\.log could not be written: EFBIG/);
     assert.equal(result.timedOut, false, 'stopped by the fault, not by the deadline');
     assert.equal(result.signal, 'SIGTERM');
     assert.ok(result.pid && groupGone(result.pid));

@@ -1,3 +1,5 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { DelegateInput } from '../../src/engine/delegate';
 import type { GenericAgentDef } from '../../src/protocol';
@@ -14,4 +16,16 @@ export function startHostile(
   env: NodeJS.ProcessEnv = {},
 ): Promise<{ id: string; taskDir: string }> {
   return startFixture(root, fixture, { agent: 'hostile', generic_agent: hostileAgent, objective: `hostile ${String(fixture.mode)}`, ...overrides }, env);
+}
+
+/**
+ * A `git` earlier on PATH that sleeps on `diff-index` (only the conclusion's diff runs it; worktree creation does not)
+ * and records its pid in `pids`, so a test can see the supervisor ended it. Everything else goes to /usr/bin/git.
+ */
+export function hangingGit(): { dir: string; pids: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'caesar-hanging-git-'));
+  const pids = path.join(dir, 'hung.pids');
+  writeFileSync(path.join(dir, 'git'), `#!/bin/sh\ncase " $* " in *" diff-index "*) echo $$ >> '${pids}'; exec sleep 600;; esac\nexec /usr/bin/git "$@"\n`);
+  chmodSync(path.join(dir, 'git'), 0o755);
+  return { dir, pids };
 }

@@ -81,6 +81,13 @@ const modes = {
       await sleep(5);
     }
   },
+  // Leaves a burst of `count` valid events in its outbox in one write and exits at once: the supervisor relays them
+  // after the agent ended (the after-run watchdog's drain phase).
+  async 'outbox-burst'() {
+    const lines = Array.from({ length: opts.count ?? 200_000 }, (_v, i) => JSON.stringify({ protocol: 'caesar.event/v1', type: 'message', text: `burst ${i}` }));
+    appendFileSync(process.env.CAESAR_EVENTS_PATH, `${lines.join('\n')}\n`);
+    writeReport({ status: 'success', summary: 'Burst.' });
+  },
   // Writes a valid success report first, then keeps running (until killed).
   async 'report-then-hang'() {
     write('done.txt', 'done\n');

@@ -48,14 +48,19 @@ describe('reliability: honest isolation', function () {
       ['.git → main git dir', (wt) => writeFileSync(path.join(wt, '.git'), `gitdir: ${path.join(repo, '.git')}\n`)],
       ['.git → another repository', (wt) => writeFileSync(path.join(wt, '.git'), `gitdir: ${path.join(makeRepo(), '.git')}\n`)],
       ['.git → a sibling worktree', (wt) => writeFileSync(path.join(wt, '.git'), readFileSync(path.join(repo, '.caesar/wt/t_sibling/.git')))],
+      ["git's registration → elsewhere", (wt) => writeFileSync(path.join(repo, '.git', 'worktrees', path.basename(wt), 'gitdir'), `${path.join(repo, '.git')}\n`)],
     ];
     await createWorktree({ gitRoot: repo, id: 't_sibling' });
     for (const [i, [what, spoil]] of cases.entries()) {
       const wt = await createWorktree({ gitRoot: repo, id: `t_case${i}` });
       writeFileSync(path.join(wt.path, 'agent.txt'), 'agent\n');
       assert.deepEqual((await worktreeDiff(wt.path, wt.base_ref, [])).files.map((f) => f.path), ['agent.txt'], `${what}: genuine first`);
+      // The supervisor's way: the git dir read at creation, rechecked without a git process.
+      assert.ok(wt.repo, 'createWorktree reads the git dir it registered');
+      assert.deepEqual((await worktreeDiff(wt.path, wt.base_ref, [], {}, wt.repo)).files.map((f) => f.path), ['agent.txt'], `${what}: genuine first (known)`);
       spoil(wt.path);
       await assert.rejects(worktreeDiff(wt.path, wt.base_ref, []), /worktree|top level|registration/, what);
+      await assert.rejects(worktreeDiff(wt.path, wt.base_ref, [], {}, wt.repo), /worktree|top level|registration/, `${what} (known)`);
     }
     assert.ok(existsSync(path.join(repo, 'dirty.txt')));
   });

@@ -185,6 +185,7 @@ async function follow(io: CliIo, store: TaskStore, id: string, onEvent?: (event:
     (_line, error) => io.err(`caesar: unreadable event line skipped: ${termSafe(error)}`),
   );
   let cancelRequested = false;
+  let cancelling: Promise<unknown> | undefined;
   const stopWaiting = new AbortController();
   const cancel = () => {
     if (cancelRequested) {
@@ -194,7 +195,7 @@ async function follow(io: CliIo, store: TaskStore, id: string, onEvent?: (event:
     }
     cancelRequested = true;
     io.err(`caesar: cancelling ${shortId(id)}… (waiting for the agent to stop)`);
-    void requestCancel(store.root, id, 'cli').catch((err: Error) => io.err(`caesar: cancel failed: ${err.message}`));
+    cancelling = requestCancel(store.root, id, 'cli').catch((err: Error) => io.err(`caesar: cancel failed: ${err.message}`));
   };
   process.on('SIGINT', cancel);
   io.abort?.addEventListener('abort', cancel, { once: true });
@@ -228,6 +229,8 @@ async function follow(io: CliIo, store: TaskStore, id: string, onEvent?: (event:
     process.off('SIGINT', cancel);
     io.abort?.removeEventListener('abort', cancel);
     subscription.dispose();
+    // The request must be on disk before this returns: the process may end right after (src/bin/caesar.ts).
+    await cancelling;
   }
 }
 

@@ -5,7 +5,7 @@ import { AnswerFileSchema, QuestionFileSchema, type EventDraft, type QuestionFil
 import { obj, str, type Json } from '../../agents/stream';
 import { writeJsonAtomic } from '../../base/atomic';
 import { readJsonFile } from '../atomic';
-import { decide, optionForAnswer, optionLabel, questionText, byKind, type PermissionContext, type PermissionOption } from './permissions';
+import { decide, offeredOrder, optionForAnswer, optionLabel, questionText, byKind, type PermissionContext, type PermissionOption } from './permissions';
 
 /** The subset of the supervisor's question relay a broker needs (src/engine/questions-relay.ts). */
 export interface AnswerSource {
@@ -58,7 +58,7 @@ export class PermissionBroker {
       this.options.emit([{ type: 'progress', message: `Permission answered automatically: ${option ? optionLabel(option) : 'cancelled'} — ${decision.reason}. (${question})` }]);
       return this.selected(toolCall, option);
     }
-    const answer = await this.ask(question, options.map(optionLabel));
+    const answer = await this.ask(question, offeredOrder(options).map(optionLabel));
     if (answer === undefined) {
       if (this.cancelled) return { outcome: { outcome: 'cancelled' } };
       const reject = byKind(options, 'reject_once');

@@ -73,6 +73,15 @@ export function isInside(file: string, dir: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
+/** The order the options are offered in: one-time choices before lasting ones, so the first button never allows for good. */
+const KIND_ORDER = ['allow_once', 'reject_once', 'allow_always', 'reject_always'];
+
+/** The agent's options in the order they are put to the user (an unknown kind last; otherwise the agent's order). */
+export function offeredOrder(options: PermissionOption[]): PermissionOption[] {
+  const rank = (o: PermissionOption) => (KIND_ORDER.includes(o.kind) ? KIND_ORDER.indexOf(o.kind) : KIND_ORDER.length);
+  return options.map((option, index) => ({ option, index })).sort((a, b) => rank(a.option) - rank(b.option) || a.index - b.index).map((x) => x.option);
+}
+
 /** The agent's options as the question's answer choices: "<name> (<kind>)". */
 export function optionLabel(option: PermissionOption): string {
   return `${option.name} (${option.kind})`;

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { decide, optionForAnswer, optionLabel, questionText, type PermissionContext, type PermissionOption } from '../../../src/engine/acp/permissions';
+import { decide, offeredOrder, optionForAnswer, optionLabel, questionText, type PermissionContext, type PermissionOption } from '../../../src/engine/acp/permissions';
 
 /** The options of the five agents as the captures show them (ids differ, kinds do not). */
 const AGENT_OPTIONS: Record<string, PermissionOption[]> = {
@@ -68,6 +68,21 @@ describe('ACP permissions: answers map back by kind', () => {
       assert.equal(kindOf('reject always'), 'reject_once', 'no reject_always offered: the reject of the same sense');
     });
   }
+
+  it('offers one-time choices first, so the first button never allows for good; every option is still offered', () => {
+    for (const options of Object.values(AGENT_OPTIONS)) {
+      const offered = offeredOrder(options);
+      assert.deepEqual([...offered].sort((a, b) => a.optionId.localeCompare(b.optionId)), [...options].sort((a, b) => a.optionId.localeCompare(b.optionId)));
+      assert.notEqual(offered[0]!.kind, 'allow_always');
+      if (options.some((o) => o.kind === 'allow_once')) assert.equal(offered[0]!.kind, 'allow_once');
+    }
+    const odd: PermissionOption[] = [
+      { optionId: 'x', name: 'Something new', kind: 'later_maybe' },
+      { optionId: 'a', name: 'Always', kind: 'allow_always' },
+      { optionId: 'r', name: 'No', kind: 'reject_once' },
+    ];
+    assert.deepEqual(offeredOrder(odd).map((o) => o.optionId), ['r', 'a', 'x']);
+  });
 
   it('an answer nobody can read is a reject, flagged as not understood', () => {
     const result = optionForAnswer('¯\\_(ツ)_/¯', AGENT_OPTIONS.codex!);

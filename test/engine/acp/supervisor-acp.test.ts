@@ -62,7 +62,7 @@ describe('ACP transport: the demo agent over ACP through the real supervisor', f
     const { id } = await startAcp(repo, {}, { CAESAR_DEMO_ACP_LINGER: '1' });
     const question = await waitForQuestion(repo, id);
     assert.match(question.question, /asks permission to edit: Write NOTES\.md/);
-    assert.deepEqual(question.options, ['Allow always (allow_always)', 'Allow (allow_once)', 'Reject (reject_once)']);
+    assert.deepEqual(question.options, ['Allow (allow_once)', 'Reject (reject_once)', 'Allow always (allow_always)']);
     const pgid = await agentPid(repo, id);
     await answerQuestion(repo, id, question.id, 'allow once', 'test');
     const done = await waitForFinished(repo, id);

@@ -1,8 +1,11 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, lstatSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gitToplevel, repoState } from '../../../src/engine/git';
-import { createWorktree, listWorktrees, removeWorktree, worktreeIgnoreFinding } from '../../../src/engine/worktree';
+import { createWorktree, isPlainBranchName, listWorktrees, removeWorktree, worktreeIgnoreFinding } from '../../../src/engine/worktree';
+import { isSafeId } from '../../../src/protocol';
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { cleanupTemp, commitAll, git, makeRepo, tempDir, writeFiles } from './helpers';
 
 describe('engine/git: repository state and worktrees', () => {
@@ -32,6 +35,65 @@ describe('engine/git: repository state and worktrees', () => {
     assert.ok(state.kind === 'usable', `got ${state.kind}`);
     assert.equal(state.gitRoot, realpathSync(repo));
     assert.equal(state.head, git(repo, 'rev-parse', 'HEAD').trim());
+    assert.equal(state.indexFile, path.join(realpathSync(repo), '.git', 'index'), 'the index from the same git call');
+  });
+
+  it("repoState of a linked worktree names the worktree's own index", async () => {
+    const repo = makeRepo();
+    const wt = await createWorktree({ gitRoot: repo, id: 't_idx' });
+    const state = await repoState(wt.path);
+    assert.ok(state.kind === 'usable', `got ${state.kind}`);
+    assert.equal(state.indexFile, path.join(realpathSync(repo), '.git', 'worktrees', 't_idx', 'index'));
+  });
+
+  it('isPlainBranchName accepts only names git check-ref-format --branch accepts, and every task id caesar makes', () => {
+    const names = [
+      ...Array.from({ length: 20 }, () => `caesar/t_${randomUUID().replace(/-/g, '')}`),
+      'caesar/a', 'caesar/A-b_c', 'caesar/HEAD', 'caesar/9', 'caesar/x-', 'caesar/a_b-c_d',
+      // Not plain (some still valid for git): asked of git, so only the agreement above matters for them.
+      'caesar/a.b', 'caesar/a..b', 'caesar/x.lock', 'caesar/x.', 'caesar/.x', 'caesar/a@{1}', 'caesar/-x', 'caesar/',
+      'other/t_1', 'caesar/a/b', 'caesar/a b', 'caesar/a~1', 'caesar/a:b', 'caesar/a\\b', 'caesar/a*', 'caesar/é',
+    ];
+    const plain = names.filter(isPlainBranchName);
+    assert.ok(plain.length >= 26, `the usual names are plain: ${plain.join(' ')}`);
+    for (const name of plain) {
+      const check = spawnSync('git', ['check-ref-format', '--branch', name], { encoding: 'utf8' });
+      assert.equal(check.status, 0, `${name} is plain but git refuses it: ${check.stderr}`);
+    }
+    for (const name of ['caesar/a.b', 'caesar/a..b', 'caesar/x.lock', 'caesar/-x', 'caesar/', 'caesar/a/b', 'other/t_1']) {
+      assert.equal(isPlainBranchName(name), false, name);
+    }
+    // A safe id that git would refuse as a branch is not plain: createWorktree asks git and names the problem.
+    assert.ok(isSafeId('a..b') && isSafeId('x.lock'));
+  });
+
+  it('createWorktree asks git about a branch name that is not plain and refuses an invalid one', async () => {
+    const repo = makeRepo();
+    await assert.rejects(createWorktree({ gitRoot: repo, id: 'a..b' }), /Invalid branch name "caesar\/a\.\.b"/);
+    await assert.rejects(createWorktree({ gitRoot: repo, id: 'x.lock' }), /Invalid branch name/);
+    assert.equal(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)?.length, 1, 'no worktree was added');
+    const dotted = await createWorktree({ gitRoot: repo, id: 'v1.2' });
+    assert.equal(dotted.branch, 'caesar/v1.2');
+  });
+
+  it('createWorktree at a given head: the worktree starts at that commit, which is base_ref, and knows its git dir', async () => {
+    const repo = makeRepo();
+    const first = git(repo, 'rev-parse', 'HEAD').trim();
+    writeFiles(repo, { 'later.txt': 'x\n' });
+    commitAll(repo);
+    const wt = await createWorktree({ gitRoot: repo, id: 't_head', head: first, root: repo });
+    assert.equal(wt.base_ref, first);
+    assert.equal(git(wt.path, 'rev-parse', 'HEAD').trim(), first, 'checked out at the given commit, not at the moved HEAD');
+    assert.equal(existsSync(path.join(wt.path, 'later.txt')), false);
+    assert.deepEqual(wt.repo, {
+      workTree: realpathSync(wt.path),
+      gitDir: realpathSync(git(wt.path, 'rev-parse', '--absolute-git-dir').trim()),
+    });
+    assert.equal(readFileSync(path.join(wt.repo!.gitDir, 'caesar-root'), 'utf8'), `${path.resolve(repo)}\n`);
+    // A start point (Continue with Feedback) wins over head.
+    const continued = await createWorktree({ gitRoot: repo, id: 't_cont', head: first, startPoint: 'HEAD', baseRef: 'HEAD^1' });
+    assert.equal(git(continued.path, 'rev-parse', 'HEAD').trim(), git(repo, 'rev-parse', 'HEAD').trim());
+    assert.equal(continued.base_ref, first);
   });
 
   it('createWorktree makes caesar/<id> at <gitRoot>/.caesar/wt/<id> with base_ref frozen to HEAD', async () => {
@@ -94,5 +156,31 @@ describe('engine/git: repository state and worktrees', () => {
     assert.equal(finding?.severity, 'low');
     assert.equal(finding?.title, 'Worktrees not ignored by git');
     assert.match(finding?.detail ?? '', /\.gitignore/);
+  });
+
+  it("worktreeIgnoreFinding trusts caesar's own .caesar/.gitignore without git, and asks git about any other", async () => {
+    const caesarIgnore = '# Written by Caesar\n.gitignore\ntasks/\nwt/\nstate/\n';
+    const withoutGit = async (gitRoot: string) => {
+      const saved = process.env.PATH;
+      process.env.PATH = tempDir('caesar-no-git-'); // git cannot be found: an answer proves no process was started
+      try {
+        return await worktreeIgnoreFinding(gitRoot, 't_x');
+      } finally {
+        process.env.PATH = saved;
+      }
+    };
+    // The user's .gitignore tries to re-include the worktrees: the deeper file wins, as git itself says.
+    const repo = makeRepo({ '.gitignore': '!.caesar/\n!.caesar/wt/\n', '.caesar/.gitignore': caesarIgnore }, { ignoreCaesar: false });
+    assert.equal(git(repo, 'check-ignore', '--no-index', '.caesar/wt/t_x').trim(), '.caesar/wt/t_x');
+    assert.equal(await withoutGit(repo), undefined);
+    // A negation in it, or a symlinked file (git does not read it): git decides.
+    const negated = makeRepo({ 'a.txt': 'a\n', '.caesar/.gitignore': `${caesarIgnore}!wt/\n` }, { ignoreCaesar: false });
+    await assert.rejects(withoutGit(negated), /cannot run git|ENOENT/);
+    assert.equal((await worktreeIgnoreFinding(negated, 't_x'))?.title, 'Worktrees not ignored by git');
+    const linked = makeRepo({ 'elsewhere': caesarIgnore }, { ignoreCaesar: false });
+    mkdirSync(path.join(linked, '.caesar'), { recursive: true });
+    symlinkSync(path.join(linked, 'elsewhere'), path.join(linked, '.caesar', '.gitignore'));
+    await assert.rejects(withoutGit(linked), /cannot run git|ENOENT/);
+    assert.equal((await worktreeIgnoreFinding(linked, 't_x'))?.title, 'Worktrees not ignored by git');
   });
 });

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { rmSync, statSync } from 'node:fs';
+import { realpathSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { inplaceDiff, takeSnapshot } from '../../../src/engine/reconcile';
 import { cleanupTemp, git, makeRepo, tempDir, writeFiles } from './helpers';
@@ -81,6 +81,22 @@ describe('engine/git: in-place snapshots (temporary index)', () => {
     const diff = await inplaceDiff(path.join(repo, 'pkg'), before, []);
     assert.deepEqual(diff.files.map((f) => f.path).sort(), ['pkg/a.txt', 'top.txt']);
     await assert.rejects(takeSnapshot(tempDir()), /not inside a git repository/);
+  });
+
+  it('compares at the snapshot\'s toplevel without asking git where it is, and still fails when that repository vanished', async () => {
+    const outer = makeRepo({ 'outer.txt': 'outer\n' });
+    const repo = path.join(outer, 'inner');
+    git(outer, 'init', '-q', 'inner');
+    writeFiles(repo, { 'a.txt': 'a\n' });
+    git(repo, 'add', '-A');
+    git(repo, '-c', 'user.name=T', '-c', 'user.email=t@x.invalid', 'commit', '-qm', 'init');
+    const before = await takeSnapshot(repo, { gitRoot: realpathSync(repo), indexFile: path.join(realpathSync(repo), '.git', 'index') });
+    assert.equal(before.indexFile, path.join(realpathSync(repo), '.git', 'index'));
+    writeFiles(repo, { 'a.txt': 'edited\n' });
+    assert.deepEqual((await inplaceDiff(before.gitRoot, before, [], { patch: false })).files.map((f) => f.path), ['a.txt']);
+    // Without its .git, git must not climb to the enclosing repository and compare that one.
+    rmSync(path.join(repo, '.git'), { recursive: true, force: true });
+    await assert.rejects(inplaceDiff(before.gitRoot, before, [], { patch: false }), /not a git repository/i);
   });
 
   it('works in a repository without commits', async () => {

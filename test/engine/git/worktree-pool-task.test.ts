@@ -1,26 +1,13 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { build } from 'esbuild';
-import { locateSupervisor } from '../../../src/engine/delegate';
+import { locateSupervisor } from '../../../src/engine/supervisor-process';
 import { delegateTask } from '../../../src/engine/tasks';
 import { idleWorktrees } from '../../../src/engine/worktree-pool';
 import { ResultDocSchema, TaskStateSchema, taskPaths, type TaskState } from '../../../src/protocol';
 import { readJsonFile } from '../../../src/engine/atomic';
 import { cleanupTemp, makeRepo, tempDir } from './helpers';
-
-const REPO_ROOT = path.resolve(__dirname, '../../..');
-
-/** The CLI, the supervisor's loader and its bundle, built from the current sources into one private folder. */
-async function buildBundles(): Promise<string> {
-  const out = mkdtempSync(path.join(tmpdir(), 'caesar-pool-build-'));
-  const common = { bundle: true, platform: 'node' as const, target: 'node20', format: 'cjs' as const, logLevel: 'silent' as const };
-  for (const [entry, file] of [['src/bin/caesar.ts', 'caesar.js'], ['src/bin/supervisor.ts', 'supervisor.js'], ['src/bin/supervisor-main.ts', 'supervisor-main.js']] as const) {
-    await build({ ...common, entryPoints: [path.join(REPO_ROOT, entry)], outfile: path.join(out, file) });
-  }
-  return path.join(out, 'caesar.js');
-}
+import { buildShippedCli } from '../runtime/helpers';
 
 async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -44,7 +31,7 @@ describe('engine/git: warm worktree pool, through the lean supervisor', function
   let cli: string;
   let caches: string;
   before(async () => {
-    cli = await buildBundles();
+    cli = await buildShippedCli();
     caches = tempDir('caesar-compile-cache-');
   });
   afterEach(cleanupTemp);

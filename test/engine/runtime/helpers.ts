@@ -35,6 +35,29 @@ export function buildCli(): Promise<string> {
   return built;
 }
 
+let shipped: Promise<string> | undefined;
+
+/**
+ * The CLI as it ships (esbuild.mjs): dist/caesar.js the loader, caesar-main.js the CLI, supervisor.js the supervisor's
+ * loader and supervisor-main.js its bundle, built from the current sources into one private folder, once per test
+ * process. The path of its caesar.js; pass it as CAESAR_CLI_JS (or cliScript) to run tasks from it.
+ */
+export function buildShippedCli(): Promise<string> {
+  shipped ??= (async () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'caesar-shipped-build-'));
+    const common = { bundle: true, platform: 'node' as const, target: 'node20', format: 'cjs' as const, logLevel: 'silent' as const };
+    const entries = [
+      ['src/bin/cli-loader.ts', 'caesar.js'],
+      ['src/bin/caesar.ts', 'caesar-main.js'],
+      ['src/bin/supervisor.ts', 'supervisor.js'],
+      ['src/bin/supervisor-main.ts', 'supervisor-main.js'],
+    ] as const;
+    await Promise.all(entries.map(([entry, file]) => build({ ...common, entryPoints: [path.join(REPO_ROOT, entry)], outfile: path.join(out, file) })));
+    return path.join(out, 'caesar.js');
+  })();
+  return shipped;
+}
+
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }

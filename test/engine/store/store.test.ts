@@ -127,6 +127,27 @@ describe('engine: TaskStore', () => {
     }
   });
 
+  it('watch(…, only) follows that one task: its changes are reported, other tasks are neither watched nor named', async () => {
+    const root = tempRoot();
+    writeState(root, 'mine');
+    writeState(root, 'other');
+    const changes: string[][] = [];
+    const sub = new TaskStore(root).watch((ids) => changes.push(ids), 20, 'mine');
+    try {
+      await waitFor('the first scan', () => changes.flat().includes('mine') || undefined, 3000);
+      changes.length = 0;
+      appendFileSync(taskPaths(root, 'other').events, eventLine('other', 0));
+      appendFileSync(taskPaths(root, 'mine').events, eventLine('mine', 0));
+      await waitFor('the change of the followed task', () => changes.flat().includes('mine') || undefined, 3000);
+      writeState(root, 'newcomer');
+      appendFileSync(taskPaths(root, 'mine').events, eventLine('mine', 1));
+      await waitFor('a second change', () => changes.flat().filter((id) => id === 'mine').length >= 2 || undefined, 3000);
+      assert.deepEqual([...new Set(changes.flat())], ['mine'], 'only the followed task is ever named');
+    } finally {
+      sub.dispose();
+    }
+  });
+
   it('require() names the unknown id; get() refuses traversal ids', async () => {
     const root = tempRoot();
     const store = new TaskStore(root);

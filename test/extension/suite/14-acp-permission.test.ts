@@ -42,7 +42,7 @@ describe('ACP: a permission request answered from the notification', () => {
     const notice = await api.questions.waitForNotice(id, 45_000);
     assert.match(notice.questionId, /^perm_/);
     assert.match(notice.message, /^demo asks: /);
-    assert.deepEqual(notice.buttons, ['Allow always (allow_always)', 'Allow (allow_once)', 'Reject (reject_once)', 'Answer…']);
+    assert.deepEqual(notice.buttons, ['Allow (allow_once)', 'Reject (reject_once)', 'Allow always (allow_always)', 'Answer…']);
 
     const answered = (await api.questions.choose(id, notice.questionId, 'Allow (allow_once)')) as AnswerOutcome;
     assert.equal(answered.answered, true, answered.message);

@@ -72,8 +72,11 @@ describe("extension: the 'caesar' command shim", () => {
     const file = path.join(dir, 'caesar');
     await installShim(file, plainNode());
     assert.equal(await installShim(file, plainNode()), 'unchanged');
-    const moved = path.join(path.dirname(dir), 'caesar-0.2.0.js');
-    writeFileSync(moved, readFileSync(CAESAR_JS));
+    // The extension's dist/ folder moved (an update): the loader and the CLI bundle it loads, side by side.
+    const movedDist = path.join(path.dirname(dir), 'caesar-0.2.0', 'dist');
+    mkdirSync(movedDist, { recursive: true });
+    for (const name of ['caesar.js', 'caesar-main.js']) writeFileSync(path.join(movedDist, name), readFileSync(path.join(path.dirname(CAESAR_JS), name)));
+    const moved = path.join(movedDist, 'caesar.js');
     assert.equal(await installShim(file, { ...plainNode(), script: moved }), 'updated');
     assert.equal(runCaesar('--version').status, 0);
   });

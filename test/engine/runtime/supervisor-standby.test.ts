@@ -1,0 +1,130 @@
+import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { delegate } from '../../../src/engine/delegate';
+import { SupervisorStandby, prestartSupervisor, takeStandby } from '../../../src/engine/supervisor-process';
+import { taskPaths } from '../../../src/protocol';
+import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, waitFor, waitForFinished } from './helpers';
+
+/*
+ * `caesar run` starts its task's supervisor ahead of time (supervisor-process.ts): the CLI's loader spawns a standby
+ * before loading the CLI, and delegate() hands it the task. These tests run the CLI as it ships (the loader, the
+ * lean supervisor) and check that the standby really supervises the task, as a fresh supervisor would, and that
+ * no standby outlives a CLI that had no task for it.
+ */
+
+const REPORT = '{"protocol":"caesar.report/v1","status":"success","summary":"ok","changes":[]}';
+
+/** Processes whose command line holds `needle` (this test's private build folder), from /proc. */
+function processesMatching(needle: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
+}
+
+function runCli(cli: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)', function () {
+  this.timeout(90_000);
+  let cli: string;
+  let standbyScript: string;
+  let env: NodeJS.ProcessEnv;
+  before(async () => {
+    cli = await buildShippedCli();
+    standbyScript = path.join(path.dirname(cli), 'supervisor.js');
+    env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_SUPERVISOR_JS: '', CAESAR_SUPERVISOR_STANDBY: '' };
+  });
+
+  it('caesar run: the standby takes the task, logs to the task, runs the agent and concludes it', async () => {
+    const repo = makeRepo();
+    mkdirSync(path.join(repo, '.caesar'), { recursive: true });
+    const script = `pwd > where.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
+    writeFileSync(path.join(repo, '.caesar', 'config.toml'), `[[agent]]\nid = "writer"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
+
+    const run = await runCli(cli, ['run', 'write where.txt', '--agent', 'writer', '--isolation', 'worktree', '--mode', 'write', '--json'], repo, env);
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    const outcome = JSON.parse(run.stdout) as { task_id: string; status: string; diff: { files: Array<{ path: string }> } };
+    assert.equal(outcome.status, 'succeeded');
+    assert.deepEqual(outcome.diff.files.map((f) => f.path), ['where.txt']);
+    const paths = taskPaths(repo, outcome.task_id);
+    const log = readFileSync(paths.supervisorLog, 'utf8');
+    const standbyPid = Number(/supervisor (\d+) was started ahead of its task \(standby\)/.exec(log)?.[1]);
+    assert.ok(standbyPid > 0, `the standby supervised the task; supervisor.log:\n${log}`);
+    const state = JSON.parse(readFileSync(paths.state, 'utf8')) as { supervisor_pid: number; worktree: string };
+    assert.equal(state.supervisor_pid, standbyPid, 'the state names the standby as the supervisor');
+    assert.match(log, /ended: succeeded/, 'its own output went to the task log');
+    assert.equal(readFileSync(path.join(state.worktree, 'where.txt'), 'utf8').trim(), state.worktree, 'the agent ran in the worktree');
+  });
+
+  it('a refused delegation leaves no standby behind, and CAESAR_SUPERVISOR_STANDBY=off starts none', async () => {
+    const repo = makeRepo();
+    const refused = await runCli(cli, ['run', 'anything', '--agent', 'no-such-agent'], repo, env);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /Unknown agent "no-such-agent"/);
+    await waitFor('the unused standby to end', () => processesMatching(`${standbyScript}\0standby`).length === 0);
+
+    const child = spawn(process.execPath, [cli, 'run', 'anything', '--agent', 'no-such-agent'], { cwd: repo, env: { ...env, CAESAR_SUPERVISOR_STANDBY: 'off' }, stdio: 'ignore' });
+    await new Promise((resolve) => child.on('close', resolve));
+    assert.deepEqual(processesMatching(`${standbyScript}\0standby`), [], 'no standby was started');
+  });
+
+  it('delegate() hands the standby the environment a fresh supervisor would get, not the one it started with', async () => {
+    const repo = makeRepo();
+    prestartSupervisor({ ...env });
+    const marker = `marker-${process.pid}-${Date.now()}`;
+    const envFile = path.join(makeRepo(), 'env.json');
+    const { id } = await delegate(
+      {
+        root: repo,
+        workspace: repo,
+        agent: 'fixture',
+        generic_agent: { ...fixtureAgent, id: 'fixture' },
+        objective: 'write the marker',
+        context: JSON.stringify({ mode: 'dump-env', envFile }),
+        mode: 'write',
+        isolation: 'worktree',
+        network: true,
+        timeout_ms: 30_000,
+      },
+      { cliScript: cli, env: { STANDBY_MARKER: marker } },
+    );
+    const finished = await waitForFinished(repo, id);
+    assert.match(readFileSync(taskPaths(repo, id).supervisorLog, 'utf8'), /started ahead of its task \(standby\)/);
+    assert.equal(finished.state.status, 'succeeded', finished.state.error);
+    assert.equal((JSON.parse(readFileSync(envFile, 'utf8')) as Record<string, string>).STANDBY_MARKER, marker);
+  });
+
+  it('a standby that cannot take its task is ended, and the caller is told to start a fresh one', async () => {
+    const standby = SupervisorStandby.start(standbyScript);
+    assert.ok(standby);
+    // A task directory that does not exist: the standby cannot open its log there.
+    const pid = await standby.assign({ taskDir: path.join(makeRepo(), '.caesar', 'tasks', 't_0123456789abcdef0123456789abcdef'), cwd: '/', env: {} });
+    assert.equal(pid, undefined);
+    assert.equal(await standby.assign({ taskDir: '/tmp', cwd: '/', env: {} }), undefined, 'one task per standby');
+
+    const unused = SupervisorStandby.start(standbyScript);
+    assert.ok(unused);
+    const unusedPid = processesMatching(`${standbyScript}\0standby`).find((p) => pidAlive(p));
+    assert.ok(unusedPid, 'the standby runs');
+    unused.dispose();
+    await waitFor('the disposed standby to end', () => processesMatching(`${standbyScript}\0standby`).length === 0);
+    assert.equal(takeStandby(standbyScript), undefined, 'nothing left in the slot');
+  });
+});
