@@ -49,16 +49,27 @@ async function readProc(pid: number, file: string): Promise<Buffer | undefined> 
   return fs.readFile(`${PROC}/${pid}/${file}`).catch(() => undefined);
 }
 
-/** True when the process, or one of its ancestors (this process excluded), is a task supervisor (`… supervise <dir>`). */
+/**
+ * True when the process, or one of its ancestors (this process excluded), is a task supervisor: `<node> [node options]
+ * <script> supervise <dir>`, or `<node> [node options] <script> standby` (one started ahead of its task by
+ * `caesar run`, supervisor-process.ts).
+ */
 async function underSupervisor(pid: number): Promise<boolean> {
   for (let current = pid, hops = 0; current > 1 && current !== process.pid && hops < 64; hops++) {
     const argv = (await readProc(current, 'cmdline'))?.toString('utf8').split('\0') ?? [];
-    if (argv[2] === 'supervise') return true;
+    if (isSupervisorCommandLine(argv)) return true;
     const parent = await parentOf(current);
     if (parent === undefined) return false;
     current = parent;
   }
   return false;
+}
+
+/** The command after the script, Node's own options (`--max-semi-space-size=1`, which supervisors get) skipped. */
+export function isSupervisorCommandLine(argv: readonly string[]): boolean {
+  const script = argv.findIndex((arg, index) => index > 0 && !arg.startsWith('-'));
+  const command = script > 0 ? argv[script + 1] : undefined;
+  return command === 'supervise' || command === 'standby';
 }
 
 /** The parent pid from /proc/<pid>/stat (the field after the parenthesized command name, which may hold spaces). */

@@ -96,6 +96,14 @@ export class TaskStore {
   }
 
   async summary(id: string): Promise<TaskSummary | undefined> {
+    const first = await this.readSummary(id);
+    // A supervisor writes the final state, then exits. A state read just before that write and judged after the exit
+    // (the liveness probe comes after the reads) would look lost: a "lost" verdict is confirmed by reading again, which
+    // sees the final state if there is one, since it was written before the process ended.
+    return first?.observed === 'lost' ? this.readSummary(id) : first;
+  }
+
+  private async readSummary(id: string): Promise<TaskSummary | undefined> {
     const paths = taskPaths(this.root, id);
     // Task folders may come from a cloned repository: every read is regular-file-only, bounded, inside the tasks folder.
     const state = await readJsonFile(paths.state, TaskStateSchema, undefined, this.inTasks);

@@ -82,18 +82,23 @@ const started: number[] = [];
     const script = path.join(dir, 'fake-supervisor.js');
     writeFileSync(script, "require('child_process').spawn(process.execPath,['-e','setInterval(()=>{},1000)'],{stdio:'ignore'});setInterval(()=>{},1000)");
     const env = { ...process.env, CAESAR_TASK_ID: 't_sweeptest' };
-    const supervisor = spawn(process.execPath, [script, 'supervise', dir], { env, stdio: 'ignore', detached: true });
+    // As delegate() starts them (with a V8 option before the script), and as `caesar run` starts one ahead of its task.
+    const supervisors = [
+      spawn(process.execPath, [script, 'supervise', dir], { env, stdio: 'ignore', detached: true }),
+      spawn(process.execPath, ['--max-semi-space-size=1', script, 'supervise', dir], { env, stdio: 'ignore', detached: true }),
+      spawn(process.execPath, ['--max-semi-space-size=1', script, 'standby'], { env, stdio: 'ignore', detached: true }),
+    ];
     const plain = spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)'], { env, stdio: 'ignore', detached: true });
-    started.push(supervisor.pid!, plain.pid!);
+    started.push(...supervisors.map((s) => s.pid!), plain.pid!);
     try {
       const found = await waitFor('the plain process to be listed', async () => {
         const pids = await taskProcesses('t_sweeptest');
         return pids.includes(plain.pid!) ? pids : undefined;
       });
-      assert.deepEqual(found, [plain.pid], 'only the plain process: the supervisor and its child are skipped');
+      assert.deepEqual(found, [plain.pid], 'only the plain process: the supervisors and their children are skipped');
       assert.deepEqual(await taskProcesses('t_other'), []);
     } finally {
-      process.kill(-supervisor.pid!, 'SIGKILL'); // its group: the fake supervisor and its child
+      for (const supervisor of supervisors) process.kill(-supervisor.pid!, 'SIGKILL'); // its group: the fake supervisor and its child
       plain.kill('SIGKILL');
     }
   });

@@ -35,6 +35,30 @@ describe('engine: TaskStore', () => {
     assert.deepEqual(list.map((t) => t.id), ['good']);
   });
 
+  it('summary(): a supervisor that wrote its final state and exited between the read and the liveness probe is not "lost"', async () => {
+    const root = tempRoot();
+    const exited = spawn('/bin/sh', ['-c', 'exit 0']);
+    const pid = exited.pid!;
+    await new Promise((resolve) => exited.on('exit', resolve));
+    writeState(root, 'racy', { status: 'pending', supervisor_pid: pid });
+    const store = new TaskStore(root);
+    // The race, made deterministic: the first read sees `pending` and a dead pid; the supervisor's final write (made
+    // before it exited) lands just after that read.
+    const reader = store as unknown as { readSummary(id: string): Promise<{ observed: string } | undefined> };
+    const original = reader.readSummary.bind(store);
+    let reads = 0;
+    reader.readSummary = async (id: string) => {
+      const summary = await original(id);
+      if (reads++ === 0) writeState(root, 'racy', { status: 'cancelled', supervisor_pid: pid, ended_at: new Date().toISOString() });
+      return summary;
+    };
+    assert.equal((await store.summary('racy'))?.observed, 'cancelled');
+    assert.equal(reads, 2, 'the lost verdict was confirmed by a second read');
+    // A supervisor that really died without a final state stays lost.
+    writeState(root, 'gone', { status: 'running', supervisor_pid: pid });
+    assert.equal((await new TaskStore(root).summary('gone'))?.observed, 'lost');
+  });
+
   it('reports a task whose supervisor died as lost, and one that never started after the grace period', () => {
     const root = tempRoot();
     const dead = writeState(root, 'dead', { supervisor_pid: 2 ** 22 + 12345 });
