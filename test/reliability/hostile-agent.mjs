@@ -88,6 +88,25 @@ const modes = {
     appendFileSync(process.env.CAESAR_EVENTS_PATH, `${lines.join('\n')}\n`);
     writeReport({ status: 'success', summary: 'Burst.' });
   },
+  // Sends `before` messages through its outbox, waits until they are in events.jsonl, then removes that file (or, with
+  // `how: "replace"`, renames it away and writes a forged log in its place), sends `after` more and succeeds.
+  async 'remove-events-log'() {
+    const log = path.join(process.env.CAESAR_TASK_DIR, 'events.jsonl');
+    const send = (from, count) => {
+      const lines = Array.from({ length: count }, (_v, i) => JSON.stringify({ protocol: 'caesar.event/v1', type: 'message', text: `message ${from + i}` }));
+      appendFileSync(process.env.CAESAR_EVENTS_PATH, `${lines.join('\n')}\n`);
+    };
+    const before = opts.before ?? 3;
+    send(0, before);
+    while (!readText(log).includes(`message ${before - 1}"`)) await sleep(20);
+    if (opts.how === 'replace') {
+      renameSync(log, `${log}.moved`);
+      writeFileSync(log, '{"forged":true}\n');
+    } else rmSync(log);
+    send(before, opts.after ?? 3);
+    await sleep(300); // the relay writes them after the removal
+    writeReport({ status: 'success', summary: 'Removed the log.' });
+  },
   // Writes a valid success report first, then keeps running (until killed).
   async 'report-then-hang'() {
     write('done.txt', 'done\n');
@@ -106,6 +125,14 @@ const modes = {
     writeReport({ status: 'success', summary: 'Finished.' });
   },
 };
+
+function readText(file) {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
 
 function exists(file) {
   try {
