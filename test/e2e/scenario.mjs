@@ -207,10 +207,10 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await page.mouse.move(900, 700);
   await page.locator('[id="status.notifications"] a').first().click();
   const permission = page.locator('.notifications-center .notification-list-item', { hasText: 'demo asks:' })
-    .filter({ has: page.locator('.monaco-button', { hasText: 'Allow (allow_once)' }) }).first();
+    .filter({ has: page.locator('.monaco-button', { hasText: /^\s*Allow\s*$/ }) }).first();
   await permission.waitFor({ timeout: 30_000 });
   await shot('acp-permission-notification');
-  const allow = permission.locator('.monaco-button', { hasText: 'Allow (allow_once)' }).first();
+  const allow = permission.locator('.monaco-button', { hasText: /^\s*Allow\s*$/ }).first();
   await allow.click({ timeout: 5_000 }).catch(() => allow.dispatchEvent('click'));
   await acpRow.locator('.codicon-pass').waitFor({ timeout: 60_000 });
   if ((await acpExit) !== 0) throw new Error(`caesar run --transport acp failed: ${acpOut}`);

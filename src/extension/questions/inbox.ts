@@ -3,6 +3,7 @@ import { Disposable } from '../../base/disposable';
 import { Emitter } from '../../base/event';
 import { RequestError, answerQuestion, isActive, pendingQuestions, type TaskSummary } from '../../engine/tasks';
 import type { QuestionFile } from '../../protocol';
+import { optionButtonLabels } from '../../common/option-labels';
 import { oneLine } from '../tasks/format';
 import type { LiveTasks } from '../tasks/liveTasks';
 
@@ -35,6 +36,8 @@ export interface AnswerOutcome {
  */
 export class QuestionInbox extends Disposable {
   private readonly seen = new Set<string>();
+  /** Per question (`task/question`): each button's label → the option it answers with. */
+  private readonly buttonOptions = new Map<string, Map<string, string>>();
   private readonly prompts = new Map<string, vscode.QuickInput>();
   private readonly notices: QuestionNotice[] = [];
   private readonly noticed = this._register(new Emitter<QuestionNotice>());
@@ -79,7 +82,10 @@ export class QuestionInbox extends Disposable {
 
   private notify(summary: TaskSummary, question: QuestionFile): void {
     const message = `${summary.state.agent} asks: ${oneLine(question.question, 300)} — task “${oneLine(summary.state.objective, 60)}”`;
-    const buttons = [...(question.options.length <= MAX_OPTION_BUTTONS ? question.options : []), ANSWER_BUTTON];
+    const labels = question.options.length <= MAX_OPTION_BUTTONS ? optionButtonLabels(question.options) : [];
+    // A button may show a shorter label than its option: the answer written is always the option itself.
+    this.buttonOptions.set(`${summary.id}/${question.id}`, new Map(labels.map((label, i) => [label, question.options[i]!])));
+    const buttons = [...labels, ANSWER_BUTTON];
     const notice: QuestionNotice = { taskId: summary.id, questionId: question.id, message, buttons };
     this.notices.push(notice);
     this.log.info(`question ${question.id} of task ${summary.id}: ${oneLine(question.question, 120)}`);
@@ -91,7 +97,7 @@ export class QuestionInbox extends Disposable {
   async onNotificationChoice(taskId: string, questionId: string, choice: string | undefined): Promise<AnswerOutcome | undefined> {
     if (choice === undefined) return undefined;
     if (choice === ANSWER_BUTTON) return this.prompt(taskId, questionId);
-    return this.answer(taskId, questionId, choice);
+    return this.answer(taskId, questionId, this.buttonOptions.get(`${taskId}/${questionId}`)?.get(choice) ?? choice);
   }
 
   /**

@@ -42,12 +42,14 @@ describe('ACP: a permission request answered from the notification', () => {
     const notice = await api.questions.waitForNotice(id, 45_000);
     assert.match(notice.questionId, /^perm_/);
     assert.match(notice.message, /^demo asks: /);
-    assert.deepEqual(notice.buttons, ['Allow (allow_once)', 'Reject (reject_once)', 'Allow always (allow_always)', 'Answer…']);
+    // The buttons show the options' names; the answer written is the option itself, kind included.
+    assert.deepEqual(notice.buttons, ['Allow', 'Reject', 'Allow always', 'Answer…']);
 
-    const answered = (await api.questions.choose(id, notice.questionId, 'Allow (allow_once)')) as AnswerOutcome;
+    const answered = (await api.questions.choose(id, notice.questionId, 'Allow')) as AnswerOutcome;
     assert.equal(answered.answered, true, answered.message);
-    const answer = JSON.parse(readFileSync(path.join(api.root, '.caesar', 'tasks', id, 'answers', `${notice.questionId}.json`), 'utf8')) as { by?: string };
+    const answer = JSON.parse(readFileSync(path.join(api.root, '.caesar', 'tasks', id, 'answers', `${notice.questionId}.json`), 'utf8')) as { by?: string; answer?: string };
     assert.equal(answer.by, 'vscode');
+    assert.equal(answer.answer, 'Allow (allow_once)');
 
     assert.equal(await settled(api, id), 'succeeded');
     const worktree = (await api.store.summary(id))!.state.worktree!;
@@ -59,7 +61,7 @@ describe('ACP: a permission request answered from the notification', () => {
     const api = await caesar();
     const id = await delegateOverAcp(`Write ACP_REJECTED.md (${Date.now()})`);
     const notice = await api.questions.waitForNotice(id, 45_000);
-    const answered = (await api.questions.choose(id, notice.questionId, 'Reject (reject_once)')) as AnswerOutcome;
+    const answered = (await api.questions.choose(id, notice.questionId, 'Reject')) as AnswerOutcome;
     assert.equal(answered.answered, true, answered.message);
     await settled(api, id);
     const state = (await api.store.summary(id))!.state;
