@@ -15,6 +15,9 @@ export const QuestionFileSchema = z.object({
 });
 export type QuestionFile = z.infer<typeof QuestionFileSchema>;
 
+/** The id prefix of the questions a supervisor files for an ACP agent's permission requests. */
+export const PERMISSION_QUESTION_PREFIX = 'perm_';
+
 export const AnswerFileSchema = z.object({
   id: z.string().min(1),
   answer: z.string(),

@@ -206,7 +206,7 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await acpRow.locator('.codicon-question').waitFor({ timeout: 60_000 });
   await page.mouse.move(900, 700);
   await page.locator('[id="status.notifications"] a').first().click();
-  const permission = page.locator('.notifications-center .notification-list-item', { hasText: 'demo asks:' })
+  const permission = page.locator('.notifications-center .notification-list-item', { hasText: 'asks permission to edit' })
     .filter({ has: page.locator('.monaco-button', { hasText: /^\s*Allow\s*$/ }) }).first();
   await permission.waitFor({ timeout: 30_000 });
   await shot('acp-permission-notification');

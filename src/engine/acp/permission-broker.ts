@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { AnswerFileSchema, QuestionFileSchema, type EventDraft, type QuestionFile } from '../../protocol';
+import { AnswerFileSchema, PERMISSION_QUESTION_PREFIX, QuestionFileSchema, type EventDraft, type QuestionFile } from '../../protocol';
 import { obj, str, type Json } from '../../agents/stream';
 import { writeJsonAtomic } from '../../base/atomic';
 import { readJsonFile } from '../atomic';
@@ -94,7 +94,7 @@ export class PermissionBroker {
 
   /** Writes the question, waits for its answer (or the deadline, or a cancel); undefined when none came. */
   private async ask(text: string, labels: string[]): Promise<string | undefined> {
-    const id = `perm_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    const id = `${PERMISSION_QUESTION_PREFIX}${randomUUID().replaceAll('-', '').slice(0, 16)}`;
     const file = path.join(this.options.questionsDir, `${id}.json`);
     const asked: QuestionFile = QuestionFileSchema.parse({ id, question: text, options: labels, asked_at: new Date().toISOString() });
     const answered = new Promise<string | undefined>((resolve) => {

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import { Disposable } from '../../base/disposable';
 import { Emitter } from '../../base/event';
 import { RequestError, answerQuestion, isActive, pendingQuestions, type TaskSummary } from '../../engine/tasks';
-import type { QuestionFile } from '../../protocol';
+import { PERMISSION_QUESTION_PREFIX, type QuestionFile } from '../../protocol';
 import { optionButtonLabels } from '../../common/option-labels';
 import { oneLine } from '../tasks/format';
 import type { LiveTasks } from '../tasks/liveTasks';
@@ -81,7 +81,9 @@ export class QuestionInbox extends Disposable {
   }
 
   private notify(summary: TaskSummary, question: QuestionFile): void {
-    const message = `${summary.state.agent} asks: ${oneLine(question.question, 300)} — task “${oneLine(summary.state.objective, 60)}”`;
+    // A permission request (ACP) already names its agent ("Codex asks permission to run a command: …").
+    const asks = isPermissionRequest(question) ? '' : `${summary.state.agent} asks: `;
+    const message = `${asks}${oneLine(question.question, 300)} — task “${oneLine(summary.state.objective, 60)}”`;
     const labels = question.options.length <= MAX_OPTION_BUTTONS ? optionButtonLabels(question.options) : [];
     // A button may show a shorter label than its option: the answer written is always the option itself.
     this.buttonOptions.set(`${summary.id}/${question.id}`, new Map(labels.map((label, i) => [label, question.options[i]!])));
@@ -204,4 +206,9 @@ export class QuestionInbox extends Disposable {
     }
   }
 
+}
+
+/** Questions the supervisor files for an ACP agent's permission requests (engine/acp/permission-broker.ts). */
+function isPermissionRequest(question: QuestionFile): boolean {
+  return question.id.startsWith(PERMISSION_QUESTION_PREFIX);
 }

@@ -41,7 +41,7 @@ describe('ACP: a permission request answered from the notification', () => {
 
     const notice = await api.questions.waitForNotice(id, 45_000);
     assert.match(notice.questionId, /^perm_/);
-    assert.match(notice.message, /^demo asks: /);
+    assert.match(notice.message, /^Demo agent \(built in, no model\) asks permission to edit: Write ACP_ALLOWED\.md/, 'the request names its agent once');
     // The buttons show the options' names; the answer written is the option itself, kind included.
     assert.deepEqual(notice.buttons, ['Allow', 'Reject', 'Allow always', 'Answer…']);
 
