@@ -1,6 +1,6 @@
 import { closeSync, writeSync } from 'node:fs';
-import { openRegularFileForWriting } from '../base/safe-write';
 import * as path from 'node:path';
+import { openRegularFileForWriting } from '../base/safe-write';
 import { superviseTask } from '../engine/supervisor';
 import { STANDBY_ANSWER_FD, STANDBY_TAKEN, type StandbyAssignment } from '../engine/supervisor-process';
 
@@ -9,8 +9,9 @@ import { STANDBY_ANSWER_FD, STANDBY_TAKEN, type StandbyAssignment } from '../eng
  * - `supervisor.js supervise <taskDir>`: started by delegate() for a task that exists (as `caesar supervise`, which
  *   dist/caesar.js still accepts); its stdout and stderr are the task's supervisor.log.
  * - `supervisor.js standby`: started by the CLI's loader ahead of `caesar run` (supervisor-process.ts); it loads
- *   everything, then waits on stdin for its task, and exits quietly when none comes (the CLI refused the delegation). Its stdout and stderr are /dev/null until it
- *   has a task: then both are appended to that task's supervisor.log.
+ *   everything, then waits on stdin for its task, and exits quietly when none comes (the CLI refused the
+ *   delegation). Its stdout and stderr are /dev/null until it has a task, then both are appended to that task's
+ *   supervisor.log.
  * A bundle of its own, without the command line parser, the CLI's commands or the MCP servers: every task pays for
  * this process's start, so it loads only what running one task needs (issue 14: start time and memory).
  */
