@@ -4,7 +4,7 @@
 // cannot bring (Debian's chromium) is named with the exact command. A suite that still cannot run exits with
 // SKIP_CODE after printing "SKIPPED: <reason>". Leaving a suite out is an explicit opt-out (CAESAR_TEST_SKIP=live,editor),
 // printed in the summary. Under CI=true any skip is a failure, because CI must prove everything.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { editorPaths, installEditor, missingPieces } from './setup-editor.mjs';
 
@@ -35,6 +35,8 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const notes = [];
+/** What each failed suite said about its failures, printed again at the very end: a CI log is often read from its tail. */
+const failureDigests = [];
 
 prepare();
 
@@ -58,7 +60,7 @@ for (const suite of selected) {
     continue;
   }
   const started = Date.now();
-  const result = spawnSync(suite.command[0], suite.command.slice(1), { stdio: 'inherit', env: process.env });
+  const result = await runEchoed(suite.command);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (result.status === 0) {
     passed++;
@@ -71,12 +73,39 @@ for (const suite of selected) {
     failed++;
     const why = result.status === SKIP_CODE ? 'skipped, which CI=true does not allow' : `exit ${result.status ?? result.signal}`;
     console.log(`=== FAILED: ${suite.name} (${why}, ${seconds} s)`);
+    failureDigests.push({ name: suite.name, digest: failureDigest(result.tail) });
   }
 }
 
+for (const { name, digest } of failureDigests) console.log(`\n=== what failed in ${name}:\n${digest}`);
 for (const note of notes) console.log(`note: ${note}`);
 console.log(`\nsuites: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exitCode = failed ? 1 : 0;
+
+/** Runs a suite with its output passed straight through, keeping the last part of it for the failure digest. */
+function runEchoed([command, ...args]) {
+  const keep = 256 * 1024;
+  let tail = '';
+  const child = spawn(command, args, { stdio: ['inherit', 'pipe', 'pipe'], env: process.env });
+  const echo = (out) => (chunk) => {
+    out.write(chunk);
+    tail = (tail + chunk.toString('utf8')).slice(-keep);
+  };
+  child.stdout.on('data', echo(process.stdout));
+  child.stderr.on('data', echo(process.stderr));
+  return new Promise((resolve) => child.on('close', (status, signal) => resolve({ status, signal, tail })));
+}
+
+/**
+ * The failures section of a mocha report ("N failing" and what follows), or the suite's last lines when it has none
+ * (the editor and smoke runners print their own summaries), bounded so the digest stays readable.
+ */
+function failureDigest(output) {
+  const lines = output.split('\n');
+  const failing = lines.findLastIndex((line) => /^\s*\d+ failing\b/.test(line));
+  const chosen = failing >= 0 ? lines.slice(failing) : lines.slice(-40);
+  return chosen.slice(0, 120).join('\n');
+}
 
 /**
  * Installs, into the versioned cache, what the selected suites need and npm can bring; idempotent and quick when

@@ -3,13 +3,21 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 
 /**
+ * A fresh temporary name in the same directory as `file` (so that renaming it over `file` is atomic), hidden and
+ * unique per call: concurrent writers of one file never share a temp file.
+ */
+export function tempNameBeside(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
+}
+
+/**
  * Every file of the task directory is written atomically (DESIGN.md principle 1): readers in other processes see the
  * old content or the new one, never a torn write. The temp file lives in the same directory so rename is atomic.
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
   const dir = path.dirname(file);
   await fs.mkdir(dir, { recursive: true });
-  const temp = path.join(dir, `.${path.basename(file)}.${randomUUID()}.tmp`);
+  const temp = tempNameBeside(file);
   try {
     await fs.writeFile(temp, data);
     await fs.rename(temp, file);
@@ -31,7 +39,7 @@ export async function writeJsonAtomic(file: string, value: unknown): Promise<voi
 export async function createExclusive(file: string, data: string | Uint8Array): Promise<boolean> {
   const dir = path.dirname(file);
   await fs.mkdir(dir, { recursive: true });
-  const temp = path.join(dir, `.${path.basename(file)}.${randomUUID()}.tmp`);
+  const temp = tempNameBeside(file);
   await fs.writeFile(temp, data);
   try {
     await fs.link(temp, file);

@@ -1,5 +1,6 @@
 import { promises as fs, constants as fsConstants } from 'node:fs';
 import * as path from 'node:path';
+import { tempNameBeside } from './atomic';
 
 /**
  * The `caesar` command an editor installs on PATH ("Caesar: Install 'caesar' Command in PATH"): a POSIX shell shim
@@ -98,7 +99,7 @@ export async function installShim(file: string, target: ShimTarget, options: { r
     return 'unchanged';
   }
   await fs.mkdir(path.dirname(file), { recursive: true });
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  const temp = tempNameBeside(file);
   try {
     await fs.writeFile(temp, text, { mode: 0o755 });
     await fs.chmod(temp, 0o755); // the umask may have cut the mode given to writeFile

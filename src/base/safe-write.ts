@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { tempNameBeside } from './atomic';
 import { UnsafeFileError, kindOf } from './safe-read';
 
 /*
@@ -50,7 +50,7 @@ export function openRegularFileForWriting(file: string, how: 'append' | 'truncat
  * renamed over it (a symlink or FIFO there is replaced, never written through; a directory there fails the rename).
  */
 export async function replaceFile(file: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
-  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${randomUUID()}.tmp`);
+  const temp = tempNameBeside(file);
   try {
     await fs.writeFile(temp, data, { flag: 'wx', mode });
     await fs.rename(temp, file);

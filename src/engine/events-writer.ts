@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, ftruncateSync, lstatSync, readSync, renameSync, writeSync } from 'node:fs';
-import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { DOCUMENT_IDS, EventSchema, formatIssues, type EventDraft, type ProtocolEvent } from '../protocol';
+import { tempNameBeside } from '../base/atomic';
 import { openRegularFileForWriting } from '../base/safe-write';
 import type { WriteFault } from './write-fault';
 
@@ -180,7 +180,7 @@ export class EventsWriter {
    * Returns the new descriptor; the old one is closed.
    */
   private restore(old: number): number {
-    const temp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${randomUUID()}.tmp`);
+    const temp = tempNameBeside(this.file);
     const copy = openRegularFileForWriting(temp, 'truncate');
     try {
       const chunk = Buffer.alloc(1 << 16);

@@ -181,7 +181,11 @@ export interface CliRun {
 
 /** Runs the bundled CLI as a real process; resolves with its exit and output, or kills it and rejects after `ms`. */
 export async function runBuiltCli(args: string[], cwd: string, ms: number, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
-  const cli = await buildCli();
+  return runCliScript(await buildCli(), args, cwd, ms, env);
+}
+
+/** Runs the CLI script `cli` (a bundle of this test run's own) as runBuiltCli runs the default one. */
+export function runCliScript(cli: string, args: string[], cwd: string, ms: number, env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,11 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { delegate } from '../../../src/engine/delegate';
 import { SupervisorStandby, prestartSupervisor, takeStandby } from '../../../src/engine/supervisor-process';
 import { taskPaths } from '../../../src/protocol';
-import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, waitFor, waitForFinished } from './helpers';
+import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, runCliScript, waitFor, waitForFinished } from './helpers';
 
 /*
  * `caesar run` starts its task's supervisor ahead of time (supervisor-process.ts): the CLI's loader spawns a standby
@@ -30,17 +29,6 @@ function processesMatching(needle: string): number[] {
   return pids;
 }
 
-function runCli(cli: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)', function () {
   this.timeout(90_000);
   let cli: string;
@@ -58,7 +46,7 @@ describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)
     const script = `pwd > where.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
     writeFileSync(path.join(repo, '.caesar', 'config.toml'), `[[agent]]\nid = "writer"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
 
-    const run = await runCli(cli, ['run', 'write where.txt', '--agent', 'writer', '--isolation', 'worktree', '--mode', 'write', '--json'], repo, env);
+    const run = await runCliScript(cli, ['run', 'write where.txt', '--agent', 'writer', '--isolation', 'worktree', '--mode', 'write', '--json'], repo, 60_000, env);
     assert.equal(run.code, 0, run.stderr + run.stdout);
     const outcome = JSON.parse(run.stdout) as { task_id: string; status: string; diff: { files: Array<{ path: string }> } };
     assert.equal(outcome.status, 'succeeded');
@@ -75,13 +63,12 @@ describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)
 
   it('a refused delegation leaves no standby behind, and CAESAR_SUPERVISOR_STANDBY=off starts none', async () => {
     const repo = makeRepo();
-    const refused = await runCli(cli, ['run', 'anything', '--agent', 'no-such-agent'], repo, env);
+    const refused = await runCliScript(cli, ['run', 'anything', '--agent', 'no-such-agent'], repo, 60_000, env);
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(refused.stderr, /Unknown agent "no-such-agent"/);
     await waitFor('the unused standby to end', () => processesMatching(`${standbyScript}\0standby`).length === 0);
 
-    const child = spawn(process.execPath, [cli, 'run', 'anything', '--agent', 'no-such-agent'], { cwd: repo, env: { ...env, CAESAR_SUPERVISOR_STANDBY: 'off' }, stdio: 'ignore' });
-    await new Promise((resolve) => child.on('close', resolve));
+    await runCliScript(cli, ['run', 'anything', '--agent', 'no-such-agent'], repo, 60_000, { ...env, CAESAR_SUPERVISOR_STANDBY: 'off' });
     assert.deepEqual(processesMatching(`${standbyScript}\0standby`), [], 'no standby was started');
   });
 
