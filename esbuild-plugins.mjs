@@ -1,4 +1,5 @@
 // esbuild plugins shared by esbuild.mjs and the benchmarks (bench/task.bench.ts bundles the CLI the same way).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 /**
@@ -17,5 +18,24 @@ export const zodEnglishOnly = {
       loader: 'js',
       resolveDir: path.dirname(args.path),
     }));
+  },
+};
+
+/**
+ * Keeps a Node bundle pure ASCII. esbuild already escapes every non-ASCII character of code (strings, regular
+ * expressions, identifiers: `charset: 'ascii'`, its default) but copies the comments it keeps as they are, so a few
+ * `—` or `→` in comments made the whole CLI bundle UTF-8, which Node decodes several times slower than ASCII on every
+ * start, and which stops the loader from taking the bytes as they are (compile-cache.ts). Each such character becomes
+ * `?` once per UTF-16 unit, so every column, and with it the source map, stays where it was.
+ */
+export const asciiOutput = {
+  name: 'ascii-output',
+  setup(build) {
+    build.onEnd(() => {
+      const file = build.initialOptions.outfile;
+      if (!file || !existsSync(file)) return;
+      const text = readFileSync(file, 'utf8');
+      if (/[^\x00-\x7f]/.test(text)) writeFileSync(file, text.replace(/[^\x00-\x7f]/gu, (c) => '?'.repeat(c.length)));
+    });
   },
 };

@@ -3,7 +3,7 @@
 // loader that keeps V8's code cache), the demo agent, and the browser code of each webview.
 import * as esbuild from 'esbuild';
 import { chmodSync, existsSync, readdirSync } from 'node:fs';
-import { zodEnglishOnly } from './esbuild-plugins.mjs';
+import { asciiOutput, zodEnglishOnly } from './esbuild-plugins.mjs';
 
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
@@ -14,9 +14,11 @@ const common = {
   minify: production,
   logLevel: 'info',
   legalComments: 'none',
+  // Code comes out ASCII-only (non-ASCII characters escaped); asciiOutput does the same for the comments esbuild keeps.
+  charset: 'ascii',
 };
 
-const node = { ...common, platform: 'node', target: 'node20', format: 'cjs', plugins: [zodEnglishOnly] };
+const node = { ...common, platform: 'node', target: 'node20', format: 'cjs', plugins: [zodEnglishOnly, asciiOutput] };
 
 const webviewEntries = existsSync('webview-ui')
   ? readdirSync('webview-ui', { withFileTypes: true })

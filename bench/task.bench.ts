@@ -43,10 +43,10 @@ async function bundleCli(): Promise<string> {
     ['src/bin/supervisor-main.ts', 'supervisor-main.js'],
   ];
   // The same plugins and options as esbuild.mjs, so that size, start time and memory are the shipped bundles'.
-  const { zodEnglishOnly } = (await import(path.join(REPO_ROOT, 'esbuild-plugins.mjs'))) as { zodEnglishOnly: Plugin };
+  const { zodEnglishOnly, asciiOutput } = (await import(path.join(REPO_ROOT, 'esbuild-plugins.mjs'))) as { zodEnglishOnly: Plugin; asciiOutput: Plugin };
   for (const [entry, file] of entries) {
     const lean = file === 'supervisor-main.js' ? { minifyWhitespace: true, minifySyntax: true } : {};
-    await build({ entryPoints: [path.join(REPO_ROOT, entry)], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: path.join(out, file), logLevel: 'silent', plugins: [zodEnglishOnly], ...lean });
+    await build({ entryPoints: [path.join(REPO_ROOT, entry)], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: path.join(out, file), logLevel: 'silent', charset: 'ascii', plugins: [zodEnglishOnly, asciiOutput], ...lean });
   }
   return path.join(out, 'caesar.js');
 }

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
@@ -54,7 +55,7 @@ export function requireWithCodeCache(file: string): unknown {
   let key: string;
   try {
     const stat = statSync(file);
-    source = readFileSync(file, 'utf8');
+    source = bundleText(readFileSync(file));
     key = createHash('sha1').update(`${file}\0${stat.size}\0${stat.mtimeMs}\0${process.version}\0${process.arch}`).digest('hex');
   } catch {
     return require(file);
@@ -75,6 +76,15 @@ export function requireWithCodeCache(file: string): unknown {
   wrapper.call(mod.exports, mod.exports, Module.createRequire(file), mod, file, path.dirname(file));
   mod.loaded = true;
   return mod.exports;
+}
+
+/**
+ * The bundle's text. Our bundles are ASCII (esbuild.mjs: `charset: 'ascii'` and the asciiOutput plugin), and ASCII bytes
+ * taken as Latin-1 are the same text, made without decoding: ~0.1 ms for the CLI's 1.9 MB where decoding UTF-8 took
+ * 10–50 ms of every start. Any other file is decoded as UTF-8, as `require` would.
+ */
+export function bundleText(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
 function saveCache(script: vm.Script, dir: string, cacheFile: string): void {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../protocol/zod';
 import { parseDuration } from './durations';
 
 /**

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { ChangeActionSchema, ReportStatusSchema } from './report';
 import { ProtocolError, formatIssues, parseJsonBounded, MAX_BYTES } from './errors';
 import { DOCUMENT_IDS, assertKnownVersion } from './version';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { EventSchema } from './event';
 import { ReportSchema } from './report';
 import { TaskSchema } from './task';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { FindingSchema } from './report';
 import { IsolationSchema, ModeSchema } from './task';
 import { isSafeId } from './task-dir';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod';
 
 /**
  * The return channel's mailbox (OACP "The return channel"): a question is `questions/<id>.json`, written by the

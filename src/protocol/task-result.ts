@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { ChangeActionSchema, ReportSchema, UsageSchema } from './report';
 import { ReportSourceSchema } from './task-state';
 

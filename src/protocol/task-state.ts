@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from './zod';
 import { ReportStatusSchema, UsageSchema } from './report';
 import { IsolationSchema, ModeSchema } from './task';
 

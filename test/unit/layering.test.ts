@@ -16,6 +16,8 @@ import ts from 'typescript';
 const RANK: Record<string, number> = { base: -1, protocol: 0, common: 0.5, config: 1, agents: 2, engine: 3, mcp: 4, cli: 4, extension: 4, bin: 5 };
 const WEBVIEW_TYPE_SOURCES = [/^src\/protocol\//, /^src\/extension\/[^/]+\/messages\.ts$/];
 const WEBVIEW_VALUE_SOURCES = [/^src\/common\//];
+/** The one module that imports zod by value: it configures zod before any schema is built (no parser JIT). */
+const ZOD_HOME = 'src/protocol/zod.ts';
 
 interface SourceFile {
   path: string; // relative to the project root, with forward slashes
@@ -74,6 +76,10 @@ export function layeringViolations(files: SourceFile[]): string[] {
         violations.push(`${file.path} imports ${ref.specifier} (the common layer is browser-safe: no node: module, no package)`);
         continue;
       }
+      if (ref.specifier === 'zod' && !ref.typeOnly && file.path !== ZOD_HOME) {
+        violations.push(`${file.path} imports zod by value (build schemas with the z of ${ZOD_HOME}, which configures it)`);
+        continue;
+      }
       if (ref.specifier === 'vscode') {
         if (!file.path.startsWith('src/extension/') && !isWebview) violations.push(`${file.path} imports vscode`);
         continue;
@@ -123,6 +129,15 @@ describe('layering guard', () => {
     const files = [...collect('src', root), ...collect('webview-ui', root)];
     assert.ok(files.length > 10, 'the guard must see the sources');
     assert.deepEqual(layeringViolations(files), []);
+  });
+
+  it('catches a schema module importing zod by value instead of through src/protocol/zod.ts', () => {
+    const v = layeringViolations([
+      { path: 'src/engine/a.ts', text: "import { z } from 'zod';" },
+      { path: 'src/engine/b.ts', text: "import type { z } from 'zod';" },
+      { path: 'src/protocol/zod.ts', text: "import { z } from 'zod';" },
+    ]);
+    assert.deepEqual(v, ['src/engine/a.ts imports zod by value (build schemas with the z of src/protocol/zod.ts, which configures it)']);
   });
 
   it('catches vscode imported below the extension layer', () => {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { z } from 'zod';
+import { z } from '../../protocol/zod';
 import { isSafeId, taskPaths, tasksDir } from '../../protocol';
 import { readJsonFile } from '../atomic';
 import { checkObjectId, checkWorkspace, checkWorktree, rootRepository } from '../record-checks';

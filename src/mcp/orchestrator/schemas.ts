@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../../protocol/zod';
 
 /** Shapes shared by several tools' input and output schemas (zod; the SDK publishes them as JSON Schema). */
 

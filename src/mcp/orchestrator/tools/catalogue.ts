@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import { z } from '../../../protocol/zod';
 import { loadConfig } from '../../../config';
 import { agentCatalogue, agentStatuses, listRoles } from '../../../engine/tasks';
 import { guarded, ok } from '../results';

@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import { z } from '../../../protocol/zod';
 import { answerQuestion, applyTaskById, diffTask, isActive, requestCancel, requireTaskView } from '../../../engine/tasks';
 import { guarded, ok, toolError } from '../results';
 import { FileChangeShape, TaskIdInput } from '../schemas';

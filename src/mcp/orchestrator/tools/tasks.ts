@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { z } from 'zod';
+import { z } from '../../../protocol/zod';
 import { ISOLATIONS, MODES, NETWORK_REQUESTS, TRANSPORTS } from '../../../config';
 import { delegateTask, isActive, readEventPage, readRawLogPage, requireTaskView } from '../../../engine/tasks';
 import { awaitTasks } from '../await';
