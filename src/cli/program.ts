@@ -13,6 +13,7 @@ import { registerRun } from './commands/run';
 import { registerSupervise } from './commands/supervise';
 import { termSafeBlock } from './format';
 import { EXIT, ExitCode, UsageError, type CliIo } from './io';
+import { reportedVersion } from '../base/version';
 
 export type CommandRegistrar = (program: Command, io: CliIo) => void;
 
@@ -39,7 +40,7 @@ const REGISTRARS: CommandRegistrar[] = [
 export function buildProgram(io: CliIo, extra: readonly CommandRegistrar[] = []): Command {
   const program = new Command('caesar')
     .description('Delegate coding tasks to agent CLIs over the OACP v1 contract; git is the source of truth.')
-    .version(process.env.CAESAR_VERSION ?? '0.1.0')
+    .version(reportedVersion())
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
     .showHelpAfterError(false);

@@ -5,6 +5,7 @@ import { DEMO_AGENT_ID } from '../agents/demo';
 import type { GenericAgentDefinition } from '../agents/generic';
 import { catalogueAdapters } from '../agents/registry';
 import type { AgentAdapter, AgentCapabilities } from '../agents/types';
+import { reportedVersion } from '../base/version';
 
 /**
  * What delegation resolution and `caesar doctor` need to know about agents, behind an interface so the resolution
@@ -112,7 +113,7 @@ export function catalogueFromAdapters(adapters: readonly AgentAdapter[], options
 export function defaultAgentCatalogue(entries: readonly GenericAgentDefinition[], env: NodeJS.ProcessEnv = process.env, baseDir?: string): AgentCatalogue {
   const adapters = catalogueAdapters(entries);
   const demoOverridden = entries.some((entry) => entry.id === DEMO_AGENT_ID);
-  const caesarVersion = env.CAESAR_VERSION ?? process.env.CAESAR_VERSION ?? '0.1.0';
+  const caesarVersion = env.CAESAR_VERSION ?? reportedVersion();
   return catalogueFromAdapters(adapters, {
     env,
     ...(baseDir ? { baseDir } : {}),

@@ -8,6 +8,7 @@ import { PermissionBroker, type AnswerSource } from './permission-broker';
 import type { PermissionPolicy } from './permissions';
 import { AcpTranslator } from './translator';
 import { WorkspaceFs } from './workspace-fs';
+import { reportedVersion } from '../../base/version';
 
 /**
  * The report tier over ACP: the channel (an MCP server given in `session/new`) or the file. The schema tier's flags
@@ -120,7 +121,7 @@ export class AcpSession {
       await agent.request('initialize', {
         protocolVersion: acp.PROTOCOL_VERSION,
         clientCapabilities: { fs: { readTextFile: this.entry.readTextFile !== false, writeTextFile: true }, terminal: false },
-        clientInfo: { name: 'caesar', version: process.env.CAESAR_VERSION ?? '0.1.0' },
+        clientInfo: { name: 'caesar', version: reportedVersion() },
       });
       this.phase = 'session/new';
       const { sessionId } = await agent.request('session/new', { cwd: this.input.task.workspace, mcpServers: this.mcpServers() });

@@ -25,6 +25,7 @@ import { readJsonFile } from '../../engine/atomic';
 import { writeJsonAtomic, writeFileAtomic } from '../../base/atomic';
 import { readRegularFileBounded } from '../../base/safe-read';
 import { TaskStateSchema } from '../../protocol';
+import { CAESAR_VERSION } from '../../base/version';
 
 /** task.json holds the brief (objective, context, constraints): generous, but bounded. */
 const MAX_TASK_FILE = 16 * 1024 * 1024;
@@ -45,7 +46,7 @@ const MAX_TASK_FILE = 16 * 1024 * 1024;
  * Only JSON-RPC goes to stdout.
  */
 
-export const CHANNEL_SERVER_INFO = { name: 'caesar-channel', version: '0.1.0' } as const;
+export const CHANNEL_SERVER_INFO = { name: 'caesar-channel', version: CAESAR_VERSION } as const;
 /** The longest ask_orchestrator waits for an answer (never past the task's deadline). */
 export const DEFAULT_ANSWER_WAIT_MS = 5 * 60_000;
 /** Overrides DEFAULT_ANSWER_WAIT_MS for one server (tests, or a person who wants shorter waits). */

@@ -1,13 +1,14 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { registerOrchestratorTools, type OrchestratorContext } from './tools';
+import { reportedVersion } from '../../base/version';
 
 export const ORCHESTRATOR_SERVER_NAME = 'caesar';
 
 /** The orchestrator MCP server: the ten caesar_* tools over the engine's use cases, for the given root. */
 export function createOrchestratorServer(ctx: OrchestratorContext): McpServer {
   const server = new McpServer(
-    { name: ORCHESTRATOR_SERVER_NAME, version: process.env.CAESAR_VERSION ?? '0.1.0' },
+    { name: ORCHESTRATOR_SERVER_NAME, version: reportedVersion() },
     {
       capabilities: { tools: {} },
       instructions:
