@@ -87,6 +87,10 @@ export interface CaesarApi {
     stats(taskId: string): TimelineStats | undefined;
     waitForStats(taskId: string, predicate: (s: TimelineStats) => boolean, timeoutMs: number): Promise<TimelineStats>;
     timing(taskId: string): TimelineTiming | undefined;
+    /** The tasks whose timeline is open (a preview taken over by another task no longer counts for the first). */
+    openTaskIds(): string[];
+    /** True while the task's timeline is a preview the next opened task would take over. */
+    isPreview(taskId: string): boolean;
   };
 }
 
@@ -204,6 +208,8 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
       open: (taskId) => void timelines.open(taskId),
       stats: (taskId) => timelines.get(taskId)?.stats,
       timing: (taskId) => timelines.get(taskId)?.timing,
+      openTaskIds: () => timelines.openTaskIds(),
+      isPreview: (taskId) => timelines.get(taskId)?.isPreview ?? false,
       waitForStats: (taskId, predicate, timeoutMs) => {
         let timer: NodeJS.Timeout | undefined;
         let sub: vscode.Disposable | undefined;

@@ -47,6 +47,16 @@ export class Header {
     }, 1000);
   }
 
+  /** Shows nothing until the next task's data arrives (the panel now shows another task). */
+  reset(): void {
+    this.task = undefined;
+    this.status = undefined;
+    for (const selector of ['.actions', '.progress', '.bad-lines', '.task-error', '.report']) this.$(selector).hidden = true;
+    for (const selector of ['.objective', '.meta']) this.$(selector).textContent = '';
+    this.$('.status-icon').className = 'status-icon codicon';
+    this.$('.report').replaceChildren();
+  }
+
   private get running(): boolean {
     return this.task?.status === 'running' || this.task?.status === 'pending';
   }

@@ -80,6 +80,25 @@ export class TimelineList {
     this.askedFollow = this.follow;
   }
 
+  /** Forgets every row, the selection and the scroll position: the panel shows another task now. */
+  reset(): void {
+    this.generation = 0;
+    this.total = 0;
+    this.held = { start: 0, rows: [] };
+    this.asked = undefined;
+    this.askedFollow = false;
+    this.follow = true;
+    this.selected = -1;
+    this.detailFor = -1;
+    this.status = undefined;
+    this.rowsStatus = undefined;
+    this.els.detail.textContent = '';
+    this.els.count.textContent = '';
+    this.els.list.removeAttribute('aria-activedescendant');
+    this.els.list.scrollTop = 0;
+    this.queueRender();
+  }
+
   onStatus(status: TimelineStatus): void {
     this.status = status;
     this.renderFooter();

@@ -53,6 +53,21 @@ search.addEventListener('input', () => {
 });
 filter.addEventListener('change', sendQuery);
 
+// ---- preview: the first thing the user does here keeps the panel (a later "Open Timeline" opens another) ----
+let kept = false;
+const keep = () => {
+  if (kept) return;
+  kept = true;
+  post({ type: 'keep' });
+};
+for (const type of ['pointerdown', 'wheel'] as const) app.addEventListener(type, keep, { capture: true, passive: true });
+// Keys that act on this page (moving in the list, typing a search); not the workbench's own shortcuts (F1, Ctrl+P…),
+// which reach this page too while it has the focus.
+const PAGE_KEYS = new Set(['ArrowUp', 'ArrowDown', 'PageUp', 'PageDown', 'Home', 'End', 'Enter', 'Backspace', 'Delete']);
+app.addEventListener('keydown', (ev) => {
+  if (!ev.ctrlKey && !ev.metaKey && !ev.altKey && (ev.key.length === 1 || PAGE_KEYS.has(ev.key))) keep();
+}, { capture: true, passive: true });
+
 // ---- messages from the host ----
 window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
   const message = ev.data;
@@ -72,6 +87,18 @@ window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
       break;
     case 'detail':
       list.onDetail(message.index, message.text);
+      break;
+    case 'retarget':
+      // Another task in this page: start over as a fresh page would (the host answers `ready` with the new task).
+      document.body.dataset.taskId = message.taskId;
+      vscode.setState({ taskId: message.taskId });
+      window.clearTimeout(queryTimer);
+      search.value = '';
+      filter.value = 'all';
+      header.reset();
+      list.reset();
+      post({ type: 'ready' });
+      list.start();
       break;
   }
 });

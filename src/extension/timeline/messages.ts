@@ -82,7 +82,12 @@ export type HostToWebview =
    */
   | { type: 'rows'; generation: number; start: number; total: number; rows: TimelineRow[]; follow: boolean; status: TimelineStatus }
   /** The full text of one row, asked for by `detail`. */
-  | { type: 'detail'; index: number; text: string };
+  | { type: 'detail'; index: number; text: string }
+  /**
+   * The panel now shows another task (an untouched panel is reused, as VS Code reuses a preview editor): forget
+   * everything shown, then say `ready` as a freshly loaded page does.
+   */
+  | { type: 'retarget'; taskId: string };
 
 export interface TimelineStats {
   /** Events the host had indexed when the webview last heard from it. */
@@ -115,7 +120,9 @@ export type WebviewToHost =
   /** The user activated a file row: open that file (or its diff) in the editor. */
   | { type: 'openFile'; path: string }
   /** A button of the header: review, apply or discard the task's changes (the same commands as the tree's). */
-  | { type: 'action'; action: TimelineAction };
+  | { type: 'action'; action: TimelineAction }
+  /** The user worked in the panel (clicked, typed, scrolled): it is theirs now, and no other task takes it over. */
+  | { type: 'keep' };
 
 /** The header's actions on the task's changes; each runs the extension command `caesar.<action>`. */
 export type TimelineAction = 'reviewAll' | 'apply' | 'applySelected' | 'discard';

@@ -44,30 +44,83 @@ interface ShownWindow {
  * the extension host (TimelineSource); the webview asks for the window it shows and receives only those rows, so
  * what crosses the channel and what the webview holds stays a screenful whatever the event count. When the webview
  * is recreated (hidden then shown, window reloaded) it asks again with `ready` and the index is reused.
+ *
+ * A panel opened as a preview, and not yet worked in, is taken over by the next task opened (retarget), as VS Code
+ * reuses a preview editor: the page stays loaded and only its data changes, so that second open costs a message and a
+ * window of rows instead of a new webview (~0.7 s of code-server loading a page, issue 14).
  */
 export class TimelinePanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private lastStats: TimelineStats | undefined;
   private readonly statsWaiters: { predicate: (s: TimelineStats) => boolean; resolve: (s: TimelineStats) => void }[] = [];
-  private readonly openedAt = Date.now();
-  readonly timing: TimelineTiming = {};
-  private readonly source: TimelineSource;
+  private openedAt = Date.now();
+  timing: TimelineTiming = {};
+  private source: TimelineSource;
   private shown: ShownWindow = { generation: 0, start: 0, count: 0, follow: true };
   private pushTimer: NodeJS.Timeout | undefined;
   private disposed = false;
+  /** After a retarget, until the page says `ready`: what it sends meanwhile is about the previous task. */
+  private awaitingReady = false;
+  /** The user worked in the panel: no other task takes it over. */
+  private kept = false;
 
   constructor(
-    readonly taskId: string,
+    private shownTaskId: string,
     readonly panel: vscode.WebviewPanel,
     private readonly tasks: LiveTasks,
     private readonly extensionUri: vscode.Uri,
     private readonly log: vscode.LogOutputChannel,
     private readonly onDispose: () => void,
+    /** Opened as a preview: the next task opened may take it over until the user works in it. */
+    private readonly preview = false,
   ) {
     panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'caesar.svg');
     panel.webview.html = this.html();
-    this.source = new TimelineSource(taskPaths(tasks.rootOf(taskId), taskId).events, {
+    // Indexing starts with the panel, while the webview loads its script.
+    this.source = this.followEvents();
+    this.disposables.push(
+      panel.webview.onDidReceiveMessage((m: WebviewToHost) => this.onMessage(m)),
+      tasks.onDidChange((ids) => {
+        if (ids.includes(this.taskId)) this.sendTask();
+      }),
+      panel.onDidDispose(() => this.dispose()),
+    );
+  }
+
+  /** The task shown (it changes when a preview is taken over). */
+  get taskId(): string {
+    return this.shownTaskId;
+  }
+
+  /** True while the next task opened may take this panel over. */
+  get isPreview(): boolean {
+    return this.preview && !this.kept && !this.disposed;
+  }
+
+  /**
+   * Shows another task in this panel: its events are indexed instead, and the page forgets what it showed and asks
+   * again. Timing starts over, so `timing` measures this open.
+   */
+  retarget(taskId: string, title: string): void {
+    this.source.dispose();
+    if (this.pushTimer) clearTimeout(this.pushTimer);
+    this.pushTimer = undefined;
+    this.shownTaskId = taskId;
+    this.openedAt = Date.now();
+    this.timing = {};
+    this.lastStats = undefined;
+    this.statsWaiters.length = 0; // they waited for the previous task; their callers' own timeouts end them
+    this.shown = { generation: 0, start: 0, count: 0, follow: true };
+    this.awaitingReady = true;
+    this.panel.title = title;
+    this.source = this.followEvents();
+    this.post({ type: 'retarget', taskId });
+  }
+
+  private followEvents(): TimelineSource {
+    const taskId = this.taskId;
+    const source = new TimelineSource(taskPaths(this.tasks.rootOf(taskId), taskId).events, {
       onRows: () => this.schedulePush(),
       onBadLine: (error) => {
         this.log.warn(`timeline ${taskId}: unreadable event line: ${error}`);
@@ -75,15 +128,8 @@ export class TimelinePanel implements vscode.Disposable {
       },
       onReset: () => this.log.info(`timeline ${taskId}: events.jsonl was rewritten; indexing it again`),
     });
-    // Indexing starts with the panel, while the webview loads its script.
-    this.source.start();
-    this.disposables.push(
-      panel.webview.onDidReceiveMessage((m: WebviewToHost) => this.onMessage(m)),
-      tasks.onDidChange((ids) => {
-        if (ids.includes(taskId)) this.sendTask();
-      }),
-      panel.onDidDispose(() => this.dispose()),
-    );
+    source.start();
+    return source;
   }
 
   get stats(): TimelineStats | undefined {
@@ -101,8 +147,15 @@ export class TimelinePanel implements vscode.Disposable {
   }
 
   private onMessage(message: WebviewToHost): void {
+    if (message.type === 'keep') {
+      this.kept = true;
+      return;
+    }
+    // Sent by the page before it learnt of a retarget: about the previous task (an action on it must not hit this one).
+    if (this.awaitingReady && message.type !== 'ready') return;
     switch (message.type) {
       case 'ready':
+        this.awaitingReady = false;
         this.timing.openToReadyMs ??= Date.now() - this.openedAt;
         // A new webview (first load, or recreated): it starts on every row, following the end.
         this.shown = { generation: 0, start: 0, count: 0, follow: true };
@@ -118,12 +171,14 @@ export class TimelinePanel implements vscode.Disposable {
       case 'query':
         void this.runQuery(message);
         break;
-      case 'detail':
-        void this.source.detail(message.index).then(
-          (text) => this.post({ type: 'detail', index: message.index, text }),
+      case 'detail': {
+        const source = this.source;
+        void source.detail(message.index).then(
+          (text) => source === this.source && this.post({ type: 'detail', index: message.index, text }),
           (err: Error) => this.log.warn(`timeline ${this.taskId}: reading row ${message.index}: ${err.message}`),
         );
         break;
+      }
       case 'stats':
         this.onStats(message.stats);
         break;
@@ -140,19 +195,22 @@ export class TimelinePanel implements vscode.Disposable {
 
   private async runQuery(message: Extract<WebviewToHost, { type: 'query' }>): Promise<void> {
     this.shown = { generation: message.generation, start: 0, count: clampCount(message.count), follow: message.follow };
-    const current = await this.source.setQuery({ text: String(message.query.text ?? ''), types: [...(message.query.types ?? [])] });
-    if (current && message.generation === this.shown.generation) await this.sendWindow();
+    const source = this.source;
+    const current = await source.setQuery({ text: String(message.query.text ?? ''), types: [...(message.query.types ?? [])] });
+    if (current && source === this.source && message.generation === this.shown.generation) await this.sendWindow();
   }
 
   /** Sends the rows of the shown window (the last rows when following). */
   private async sendWindow(): Promise<void> {
     const { generation, count, follow } = this.shown;
-    const start = follow ? this.source.total - count : this.shown.start;
+    // A retarget while the rows are read replaces the source: rows of the previous task are never sent.
+    const source = this.source;
+    const start = follow ? source.total - count : this.shown.start;
     // Taken before the read: the rows sent hold at least the events this status counts.
-    const status = this.source.status;
+    const status = source.status;
     try {
-      const window = await this.source.window(start, count);
-      if (generation !== this.shown.generation) return;
+      const window = await source.window(start, count);
+      if (source !== this.source || generation !== this.shown.generation) return;
       if (window.rows.length) this.timing.openToFirstRowsPostedMs ??= Date.now() - this.openedAt;
       this.post({ type: 'rows', generation, start: window.start, total: window.total, rows: window.rows, follow, status });
     } catch (err) {
@@ -275,19 +333,41 @@ export class TimelinePanels implements vscode.Disposable, vscode.WebviewPanelSer
     private readonly log: vscode.LogOutputChannel,
   ) {}
 
-  open(taskId: string): TimelinePanel {
+  /**
+   * Shows a task's timeline: its panel if one is open, else (as a preview, the default) a preview panel nobody worked
+   * in yet taken over, else a new panel.
+   */
+  open(taskId: string, options: { preview?: boolean } = {}): TimelinePanel {
     const existing = this.panels.get(taskId);
     if (existing) {
       existing.reveal();
       return existing;
     }
-    const summary = this.tasks.get(taskId);
-    const title = `Timeline: ${summary ? summary.state.objective.slice(0, 40) : taskId}`;
-    const panel = vscode.window.createWebviewPanel(TIMELINE_VIEW_TYPE, title, vscode.ViewColumn.Active, {
+    const preview = options.preview ?? true;
+    const reusable = preview ? [...this.panels.values()].find((p) => p.isPreview) : undefined;
+    if (reusable) {
+      this.panels.delete(reusable.taskId);
+      reusable.retarget(taskId, this.titleFor(taskId));
+      this.panels.set(taskId, reusable);
+      reusable.reveal();
+      this.opened.fire(reusable);
+      return reusable;
+    }
+    const panel = vscode.window.createWebviewPanel(TIMELINE_VIEW_TYPE, this.titleFor(taskId), vscode.ViewColumn.Active, {
       enableScripts: true,
       localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview')],
     });
-    return this.adopt(taskId, panel);
+    return this.adopt(taskId, panel, preview);
+  }
+
+  /** The tasks whose timeline is open, in the order their panels were opened. */
+  openTaskIds(): string[] {
+    return [...this.panels.keys()];
+  }
+
+  private titleFor(taskId: string): string {
+    const summary = this.tasks.get(taskId);
+    return `Timeline: ${summary ? summary.state.objective.slice(0, 40) : taskId}`;
   }
 
   get(taskId: string): TimelinePanel | undefined {
@@ -312,8 +392,12 @@ export class TimelinePanels implements vscode.Disposable, vscode.WebviewPanelSer
     this.adopt(taskId, panel);
   }
 
-  private adopt(taskId: string, panel: vscode.WebviewPanel): TimelinePanel {
-    const timeline = new TimelinePanel(taskId, panel, this.tasks, this.extensionUri, this.log, () => this.panels.delete(taskId));
+  /** A restored panel (after a reload) is not a preview: it was open, the user may have worked in it. */
+  private adopt(taskId: string, panel: vscode.WebviewPanel, preview = false): TimelinePanel {
+    const forget = () => {
+      if (this.panels.get(timeline.taskId) === timeline) this.panels.delete(timeline.taskId);
+    };
+    const timeline = new TimelinePanel(taskId, panel, this.tasks, this.extensionUri, this.log, forget, preview);
     this.panels.set(taskId, timeline);
     this.opened.fire(timeline);
     return timeline;

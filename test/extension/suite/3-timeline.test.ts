@@ -41,6 +41,43 @@ describe('Timeline panel', () => {
     writeFileSync(path.join(task.dir, 'state.json'), JSON.stringify({ ...(await api.store.summary(id))!.state, status: 'succeeded', ended_at: new Date().toISOString() }));
   });
 
+  it('reuses an untouched timeline for the next task opened, as a preview editor is reused: one page, the new task only', async function () {
+    this.timeout(120_000);
+    const api = await caesar();
+    const start = new Date(Date.now() - 60_000);
+    const names = ['alpha', 'beta', 'gamma'];
+    for (const name of names) {
+      const id = `hand-preview-${name}`;
+      handWrittenTask(api.root, id, { status: 'succeeded', objective: `Preview ${name}`, started_at: start.toISOString(), ended_at: new Date().toISOString() }, [
+        event(id, 0, start, { type: 'started', agent: 'fixture', command: 'fx' }),
+        event(id, 1, start, { type: 'message', text: `says ${name}` }),
+        event(id, 2, start, { type: 'finished', status: 'success', summary: name }),
+      ]);
+    }
+    await api.waitForTree((t) => names.every((n) => !!find(t, `hand-preview-${n}`)), 10_000);
+    const shows = (name: string) => (s: { caughtUp: boolean; recentLabels: string[] }) =>
+      s.caughtUp && s.recentLabels.includes(`says ${name}`) && names.every((other) => other === name || !s.recentLabels.includes(`says ${other}`));
+
+    const firstOpened = Date.now();
+    await vscode.commands.executeCommand('caesar.openTimeline', 'hand-preview-alpha');
+    await api.timeline.waitForStats('hand-preview-alpha', shows('alpha'), 60_000);
+    const newPanelMs = Date.now() - firstOpened;
+    assert.equal(api.timeline.isPreview('hand-preview-alpha'), true);
+
+    for (const name of ['beta', 'gamma', 'alpha']) {
+      const id = `hand-preview-${name}`;
+      const opened = Date.now();
+      await vscode.commands.executeCommand('caesar.openTimeline', id);
+      await api.timeline.waitForStats(id, shows(name), 30_000);
+      const reusedMs = Date.now() - opened;
+      assert.deepEqual(api.timeline.openTaskIds(), [id], 'the one preview panel now shows this task, and only it');
+      record('timelinePreviewReuse', { task: name, newPanelMs, reusedMs, timing: api.timeline.timing(id) });
+    }
+    const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview);
+    assert.equal(tabs.length, 1, `one timeline tab: ${tabs.map((t) => t.label).join(', ')}`);
+    assert.equal(tabs[0]!.label, 'Timeline: Preview alpha');
+  });
+
   it('opens a 100k-event task and holds and renders only a window of its rows', async function () {
     this.timeout(120_000);
     const api = await caesar();
