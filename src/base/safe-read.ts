@@ -71,6 +71,11 @@ export async function checkComponents(file: string, within: string): Promise<voi
  * error, so `code === 'ENOENT'` checks keep working) or an UnsafeFileError. The caller closes the handle.
  */
 export async function openRegularFile(file: string, options: SafeReadOptions = {}): Promise<fs.FileHandle> {
+  return (await openRegularFileWithStats(file, options)).handle;
+}
+
+/** openRegularFile, with the opened file's own stats (taken from the descriptor): callers need not stat it again. */
+export async function openRegularFileWithStats(file: string, options: SafeReadOptions = {}): Promise<{ handle: fs.FileHandle; stats: Stats }> {
   if (options.within !== undefined) await checkComponents(file, options.within);
   const before = await fs.lstat(file);
   if (!before.isFile()) {
@@ -92,7 +97,7 @@ export async function openRegularFile(file: string, options: SafeReadOptions = {
     if (!after.isFile()) {
       throw new UnsafeFileError(file, 'ENOTREG', `${path.basename(file)} was replaced while it was opened (${kindOf(after)})`);
     }
-    return handle;
+    return { handle, stats: after };
   } catch (err) {
     await handle.close();
     throw err;
@@ -104,9 +109,9 @@ export async function openRegularFile(file: string, options: SafeReadOptions = {
  * claims or becomes; a longer file is refused with ETOOBIG.
  */
 export async function readRegularFileBounded(file: string, limit: number, options: SafeReadOptions = {}): Promise<Buffer> {
-  const handle = await openRegularFile(file, options);
+  const { handle, stats } = await openRegularFileWithStats(file, options);
   try {
-    const { size } = await handle.stat();
+    const { size } = stats;
     if (size > limit) throw tooBig(file, size, limit);
     const chunks: Buffer[] = [];
     let total = 0;

@@ -1,6 +1,6 @@
 import { promises as fs, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
-import { openRegularFile } from '../base/safe-read';
+import { openRegularFileWithStats } from '../base/safe-read';
 import { toDisposable, type IDisposable as Disposable } from '../base/disposable';
 
 export interface TailOptions {
@@ -50,18 +50,20 @@ export function tailLines(file: string, options: TailOptions): Disposable {
 
   const drain = async (): Promise<void> => {
     // Regular file only, opened without following a symlink or blocking on a FIFO (DESIGN.md principle 6).
-    const handle = await openRegularFile(file);
+    const { handle, stats } = await openRegularFileWithStats(file);
     try {
-      const { size } = await handle.stat();
+      const { size } = stats;
       if (size < offset) {
         // Truncated (a re-run rewrote it): start over rather than read garbage from the middle.
         offset = 0;
         partial = Buffer.alloc(0);
       }
-      const buffer = Buffer.alloc(CHUNK);
-      while (!disposed) {
-        const { bytesRead } = await handle.read(buffer, 0, CHUNK, offset);
-        if (bytesRead === 0) break;
+      // Only the bytes past our offset, up to the size just read: a busy log costs each wake-up its growth, not a
+      // 256 KiB buffer and a read at the end of file. Bytes appended meanwhile wake us again (readNew's `again`).
+      while (!disposed && offset < size) {
+        const buffer = Buffer.allocUnsafe(Math.min(CHUNK, size - offset)); // emitLines copies what it keeps
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset);
+        if (bytesRead === 0) break; // shrunk meanwhile: the next wake-up sees it
         offset += bytesRead;
         emitLines(buffer.subarray(0, bytesRead));
       }
