@@ -115,7 +115,9 @@ export class TimelinePanel implements vscode.Disposable {
     this.awaitingReady = true;
     this.panel.title = title;
     this.source = this.followEvents();
-    this.post({ type: 'retarget', taskId });
+    // A hidden panel's page is gone (and would miss the message): it loads again, for this task, when shown.
+    if (this.panel.visible) this.post({ type: 'retarget', taskId });
+    else this.panel.webview.html = this.html();
   }
 
   private followEvents(): TimelineSource {

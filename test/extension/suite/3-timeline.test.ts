@@ -76,6 +76,15 @@ describe('Timeline panel', () => {
     const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview);
     assert.equal(tabs.length, 1, `one timeline tab: ${tabs.map((t) => t.label).join(', ')}`);
     assert.equal(tabs[0]!.label, 'Timeline: Preview alpha');
+
+    // Behind another editor the panel's page is gone: taken over there, it loads again for the new task when shown.
+    const note = path.join(api.root, 'preview-note.txt');
+    writeFileSync(note, 'an editor in front of the timeline\n');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(note), { preview: false });
+    assert.equal(vscode.window.tabGroups.activeTabGroup.activeTab?.label, 'preview-note.txt', 'the timeline is behind it');
+    await vscode.commands.executeCommand('caesar.openTimeline', 'hand-preview-beta');
+    await api.timeline.waitForStats('hand-preview-beta', shows('beta'), 60_000);
+    assert.deepEqual(api.timeline.openTaskIds(), ['hand-preview-beta']);
   });
 
   it('opens a 100k-event task and holds and renders only a window of its rows', async function () {
