@@ -117,7 +117,8 @@ describe('reliability: carried-over faults', function () {
     const states = async () => Promise.all(ids.map(async (id) => (await stateOf(root, id))!));
     const queue = path.join(slotsDir(root), 'queue');
     const queued = () =>
-      readdirSync(queue)
+      // The queue folder appears when the first supervisor asks for a slot: until then nobody is queued.
+      (existsSync(queue) ? readdirSync(queue) : [])
         // Tickets only, as the slots read them: createExclusive's `.<name>.<uuid>.tmp` files come and go beside them.
         .filter((f) => f.endsWith('.json') && !f.startsWith('.'))
         .sort()
