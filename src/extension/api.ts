@@ -8,7 +8,8 @@ import type { TimelineStats } from './timeline/messages';
 import type { DelegateCommands } from './delegate/delegateCommands';
 import type { ShownStep, StepName } from './delegate/flow';
 import type { AnswerOutcome, QuestionInbox, QuestionNotice } from './questions/inbox';
-import type { TimelinePanel, TimelinePanels, TimelineTiming } from './timeline/panel';
+import type { TimelinePanel, TimelineTiming } from './timeline/panel';
+import type { TimelinePanels } from './timeline/panels';
 
 /** A tree item as the Tasks view shows it, flattened for assertions. */
 export interface TreeItemSnapshot {

@@ -11,7 +11,7 @@ import type { TaskActions } from './taskActions';
 import type { LiveTasks } from './tasks/liveTasks';
 import { QuestionNode, TaskNode } from './tasks/nodes';
 import type { TasksTreeProvider, TaskTreeNode } from './tasks/tree';
-import type { TimelinePanels } from './timeline/panel';
+import type { TimelinePanels } from './timeline/panels';
 
 /** What every window has, folder or not. */
 export interface WindowServices {

@@ -17,7 +17,8 @@ import { CaesarStatus } from './status/statusBar';
 import { TaskActions } from './taskActions';
 import { LiveTasks, type TaskRoot } from './tasks/liveTasks';
 import { TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
-import { TIMELINE_VIEW_TYPE, TimelinePanels } from './timeline/panel';
+import { TIMELINE_VIEW_TYPE } from './timeline/panel';
+import { TimelinePanels } from './timeline/panels';
 
 /** Set when the bundle has been evaluated (every import above has run). */
 const bundleEvaluatedAt = Date.now();

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { isActive } from '../engine/store';
 import type { LiveTasks } from './tasks/liveTasks';
-import type { TimelinePanels } from './timeline/panel';
+import type { TimelinePanels } from './timeline/panels';
 
 /** The setting `npm start` turns on in its private profile; off by default so a user's own windows open as they left them. */
 export const SHOW_ON_STARTUP_SETTING = 'caesar.showOnStartup';
