@@ -7,8 +7,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpath
 import { cpus, loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 
-/** /dev/shm when the machine has it (tmpfs), else the OS temp folder. */
+/**
+ * Where the benchmarks make their repositories: `$BENCH_ROOT` when set (a folder on a real disk, for the figures that
+ * depend on it, such as the warm pool's), else /dev/shm when the machine has it (tmpfs), else the OS temp folder.
+ */
 export function benchTempRoot(): string {
+  if (process.env.BENCH_ROOT) return process.env.BENCH_ROOT;
   const shm = '/dev/shm';
   return existsSync(shm) ? shm : tmpdir();
 }
@@ -20,7 +24,8 @@ export function benchDir(prefix: string): string {
 const made: string[] = [];
 /** Removes every directory made by makeBenchRepo / benchDir through `remember`. */
 export function cleanupBench(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  // Retried: a detached process (a task's supervisor, a pool refill) may still be writing there for a moment.
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
 }
 export function remember(dir: string): string {
   made.push(dir);

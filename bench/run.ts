@@ -3,6 +3,7 @@
  * printed with min/median/max and the ratio. Not part of `npm test`. BENCH_ONLY=follow,reconcile,task picks some;
  * BENCH_RUNS and BENCH_SIZES (e.g. 2000,10000) shorten or widen a run; see docs/performance.md.
  */
+import { benchEditor } from './editor.bench';
 import { benchFollow } from './follow.bench';
 import { benchMany } from './many.bench';
 import { benchReconcile } from './reconcile.bench';
@@ -16,6 +17,7 @@ const BENCHES: Array<[string, string, () => Promise<Record<string, number | stri
   ['reconcile', 'reconcile 1,000 changed files (floor: one `git diff <base>` alone)', benchReconcile],
   ['translate', 'translate 100k lines of real captured agent output (floor: JSON.parse of the same lines alone)', benchTranslate],
   ['task', 'a whole task, `caesar run` (floor: `git worktree add` + the same agent + `git worktree remove` in sh)', benchTask],
+  ['editor', 'the editor (real VS Code): activation, the Tasks tree with 200 tasks, a 100k-event timeline, a reused preview timeline', benchEditor],
   ['timeline', 'the timeline of a 100k- and a 1M-event task: host window queries (floor: a plain array slice), then first screen and jumps in the real editor', benchTimeline],
 ];
 

@@ -3,7 +3,8 @@
  * reconcile → result → the CLI prints it and exits), with a tiny OACP agent (`[[agent]]`, /bin/sh) that sleeps
  * 0.2 s, writes one file and its report. Its floor, measured in the same run and interleaved: the same agent
  * between `git worktree add --detach` and `git worktree remove` in a shell script (in place: the agent, then one
- * `git status`). Repositories of 2k and 10k files on tmpfs; the CLI is bundled from the current sources.
+ * `git status`). Repositories of 2k and 10k files on tmpfs; the CLI is bundled from the current sources. With
+ * `BENCH_REFERENCE_CLI`, the reference implementation runs the same cases in the same rounds (see referenceCli).
  * Not covered: our task keeps its worktree for review (removed untimed after each run), the floor removes it.
  */
 import { execFile, spawnSync } from 'node:child_process';
@@ -33,6 +34,49 @@ function writeConfig(repo: string, pool = 0): void {
   );
 }
 
+/**
+ * The reference implementation, when `BENCH_REFERENCE_CLI` names its CLI entry (a build of its sources with its own
+ * tooling, e.g. `node <ref>/packages/cli/dist/bin.js`): the same cases run with it, interleaved with ours and the
+ * floor, in a repository of its own with the same files (its configuration format differs from ours), with the same
+ * agent as a generic `[[agent]]` entry. Its `run` is synchronous: the command ends when the task has.
+ */
+function referenceCli(): string | undefined {
+  const cli = process.env.BENCH_REFERENCE_CLI;
+  if (!cli) return undefined;
+  if (!existsSync(cli)) throw new Error(`BENCH_REFERENCE_CLI=${cli}: no such file`);
+  return cli;
+}
+
+function writeReferenceConfig(repo: string): void {
+  const entry = (id: string, script: string) => `[[agent]]\nid = "${id}"\ndisplay_name = "${id}"\nbin = "/bin/sh"\nargs = [${JSON.stringify('-c')}, ${JSON.stringify(script)}, "{{prompt}}"]\n`;
+  mkdirSync(path.join(repo, '.caesar'), { recursive: true });
+  writeFileSync(path.join(repo, '.caesar', 'config.toml'), `[policy]\nallow_inplace_write = true\n\n${entry('sleeper', agentScript(0.2))}\n${entry('quick', agentScript(0))}`);
+}
+
+async function runReference(cli: string, repo: string, agent: string, isolation: string, onSpawn?: (pid: number) => void): Promise<void> {
+  const child = execFile(process.execPath, [cli, 'run', '--agent', agent, '--isolation', isolation, '--json', 'write bench.txt'], {
+    cwd: repo,
+    maxBuffer: 1 << 24,
+    timeout: 120_000, // a hung reference task fails the run instead of hanging the benchmark
+    killSignal: 'SIGKILL',
+  });
+  if (child.pid) onSpawn?.(child.pid);
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  const result = JSON.parse(stdout || '{}') as { status?: string; diff?: { files: unknown[] } };
+  if (code !== 0 || result.status !== 'succeeded' || result.diff?.files.length !== 1) throw new Error(`reference task did not succeed (exit ${code}): ${stdout.slice(0, 500)}`);
+}
+
+/** Untimed, after each reference task: its worktrees and branches, its task and state records, the file written in place. */
+function cleanupReference(repo: string): void {
+  const worktrees = path.join(repo, '.caesar', 'wt');
+  if (existsSync(worktrees)) for (const wt of readdirSync(worktrees)) git(repo, 'worktree', 'remove', '--force', path.join(worktrees, wt));
+  for (const branch of git(repo, 'branch', '--list', 'caesar/*', '--format=%(refname:short)').split('\n').filter(Boolean)) git(repo, 'branch', '-q', '-D', branch);
+  for (const dir of ['tasks', 'state']) rmSync(path.join(repo, '.caesar', dir), { recursive: true, force: true });
+  rmSync(path.join(repo, 'bench.txt'), { force: true });
+}
+
 /** The CLI and the supervisor (its loader and its bundle), bundled from the current sources into one folder. */
 async function bundleCli(): Promise<string> {
   const out = remember(benchDir('caesar-bench-cli-'));
@@ -56,12 +100,20 @@ export async function benchTask(): Promise<Record<string, number | string>> {
   const cli = await bundleCli();
   const scratch = remember(benchDir('caesar-bench-floor-'));
   const out: Record<string, number | string> = { runs, load_before: loadNote() };
+  const reference = referenceCli();
+  if (reference) out.reference = reference;
   // A compile cache of this run's own: the first (warm-up) task fills it, as a user's first task does.
   const env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')) };
   try {
     for (const size of sizesFromEnv([2000, 10000, 50000])) {
       const repo = makeBenchRepo(size);
       writeConfig(repo);
+      const referenceRepo = reference ? makeBenchRepo(size, 'caesar-bench-ref-repo-') : undefined;
+      if (referenceRepo) writeReferenceConfig(referenceRepo);
+      const theirs = (agent: string, isolation: string) => ({
+        run: () => runReference(reference!, referenceRepo!, agent, isolation),
+        cleanup: () => cleanupReference(referenceRepo!),
+      });
       let lastTask = '';
       const runOurs = async (agent: string, isolation: string, onSpawn?: (pid: number) => void, extraEnv: NodeJS.ProcessEnv = {}) => {
         const child = execFile(process.execPath, [cli, 'run', 'write bench.txt', '--agent', agent, '--isolation', isolation, '--mode', 'write', '--json'], { cwd: repo, env: { ...env, ...extraEnv }, maxBuffer: 1 << 24 });
@@ -110,6 +162,13 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         cases.ours_inplace = ours('sleeper', 'inplace');
         cases.floor_inplace = floorInplace;
       }
+      if (referenceRepo) {
+        cases.reference_worktree = theirs('sleeper', 'worktree');
+        // Not the agent that exits at once: the reference never ends such a task (its runner awaits two writes before
+        // it listens for the agent's exit, so an exit meanwhile is never seen); BENCH_REFERENCE_QUICK=1 tries anyway.
+        if (process.env.BENCH_REFERENCE_QUICK === '1') cases.reference_worktree_agent_exits_at_once = theirs('quick', 'worktree');
+        if (cases.ours_inplace) cases.reference_inplace = theirs('sleeper', 'inplace');
+      }
       const k = `${size / 1000}k`;
       const m = await interleave(cases, size >= 50000 ? Math.min(runs, 3) : runs, { warmup: true });
       // CPU is left out: the supervisor is detached, so this process cannot account for it.
@@ -120,10 +179,22 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         ['inplace', m.ours_inplace, m.floor_inplace],
       ];
       for (const [name, a, b] of pairs) if (a && b) out[`${k}_ratio_${name}_to_floor`] = ratio(a, b);
+      for (const [name, a, floor] of pairs) {
+        const theirs = m[`reference_${name}`];
+        if (!a || !floor || !theirs) continue;
+        out[`${k}_ratio_reference_${name}_to_floor`] = ratio(theirs, floor);
+        out[`${k}_ratio_${name}_ours_to_reference`] = ratio(a, theirs);
+      }
       out[`${k}_ratio_standby_to_no_standby`] = ratio(m.ours_worktree_agent_exits_at_once!, m.ours_worktree_agent_exits_at_once_no_standby!);
       if (size >= 10000) Object.assign(out, await poolFigures(k, repo, scratch, runOurs, () => lastTask, runs));
       if (size === 2000) Object.assign(out, await peakMemory(runOurs, cleanupOurs('worktree'), runs));
-      if (size === 2000) Object.assign(out, await startupFigures(cli, repo, env, runs));
+      if (size === 2000 && referenceRepo) {
+        const runTheirs = (agent: string, isolation: string, onSpawn?: (pid: number) => void) => runReference(reference!, referenceRepo, agent, isolation, onSpawn);
+        Object.assign(out, await peakMemory(runTheirs, () => cleanupReference(referenceRepo), runs, 'reference_', 1));
+      }
+      if (size === 2000) Object.assign(out, await startupFigures(cli, repo, env, runs, reference));
+      // What is measured so far, on stderr, so that a long run that fails later still leaves its figures.
+      console.error(`[task bench] after ${k}: ${JSON.stringify(out)}`);
     }
   } finally {
     cleanupBench();
@@ -180,6 +251,9 @@ async function poolFigures(
     runs,
   );
   writeConfig(repo);
+  // The last task's background refill may still be checking a worktree out: let it end before anything is removed.
+  const refillLock = path.join(repo, '.caesar', 'wt', '.pool', '.refill.lock');
+  for (let i = 0; i < 3000 && existsSync(refillLock); i++) await new Promise((r) => setTimeout(r, 100));
   const out: Record<string, number> = {};
   for (const [name, values] of Object.entries(toStart)) Object.assign(out, figures(`${k}_${name}_to_agent_start`, { wall: values, cpu: [] }, false));
   Object.assign(out, figures(`${k}_floor_worktree_add`, m.floor_worktree_add!, false));
@@ -204,6 +278,8 @@ async function peakMemory(
   runOurs: (agent: string, isolation: string, onSpawn?: (pid: number) => void) => Promise<void>,
   cleanup: () => void,
   runs: number,
+  prefix = '',
+  processes = 2,
 ): Promise<Record<string, number>> {
   const totals: number[] = [];
   const biggest: number[] = [];
@@ -214,14 +290,20 @@ async function peakMemory(
     cleanup();
     totals.push(peaks.reduce((a, b) => a + b, 0));
     biggest.push(Math.max(...peaks));
-    if (peaks.length < 2) throw new Error(`expected the CLI and its supervisor, saw ${peaks.length} node process(es)`);
+    // Ours: the CLI and its supervisor; the reference runs its task inside its CLI.
+    if (peaks.length < processes) throw new Error(`expected ${processes} node process(es), saw ${peaks.length}`);
   }
   const t = spread(totals);
-  return { peak_rss_all_processes_mib_min: t.min, peak_rss_all_processes_mib_median: t.median, peak_rss_all_processes_mib_max: t.max, peak_rss_largest_process_mib_median: spread(biggest).median };
+  return {
+    [`${prefix}peak_rss_all_processes_mib_min`]: t.min,
+    [`${prefix}peak_rss_all_processes_mib_median`]: t.median,
+    [`${prefix}peak_rss_all_processes_mib_max`]: t.max,
+    [`${prefix}peak_rss_largest_process_mib_median`]: spread(biggest).median,
+  };
 }
 
 /** `caesar --version` and `caesar ps` with 200 tasks, beside `node -e 0`, interleaved. */
-async function startupFigures(cli: string, repo: string, env: NodeJS.ProcessEnv, runs: number): Promise<Record<string, number>> {
+async function startupFigures(cli: string, repo: string, env: NodeJS.ProcessEnv, runs: number, reference?: string): Promise<Record<string, number>> {
   const many = remember(benchDir('caesar-bench-ps-'));
   git(many, 'init', '-q');
   const tasks = path.join(many, '.caesar', 'tasks');
@@ -237,6 +319,7 @@ async function startupFigures(cli: string, repo: string, env: NodeJS.ProcessEnv,
     {
       node_e_0: { run: async () => void (await run(process.execPath, ['-e', '0'])) },
       caesar_version: { run: async () => void (await run(process.execPath, [cli, '--version'], { env })) },
+      ...(reference ? { reference_version: { run: async () => void (await run(process.execPath, [reference, '--version'])) } } : {}),
       caesar_ps_200_tasks: {
         run: async () => {
           const { stdout } = await run(process.execPath, [cli, 'ps', '--status', 'succeeded', '--json'], { cwd: many, env, maxBuffer: 1 << 24 });

@@ -1,5 +1,6 @@
 import { promises as fs, watch, type FSWatcher } from 'node:fs';
 import { hostname } from 'node:os';
+import type { z } from 'zod';
 import { isPidAlive } from '../base/process';
 import * as path from 'node:path';
 import {
@@ -7,6 +8,7 @@ import {
   TaskSchema,
   isSafeId,
   readEventLine,
+  TASK_FILES,
   taskPaths,
   tasksDir,
   type ProtocolEvent,
@@ -14,7 +16,7 @@ import {
   type Task,
 } from '../protocol';
 import { readJsonFile } from './atomic';
-import { UnsafeFileError, openRegularFile, readRegularFileBounded } from '../base/safe-read';
+import { UnsafeFileError, listFolder, openRegularFileWithStats, readRegularFileBounded, type SafeReadOptions } from '../base/safe-read';
 import { combineDisposables, toDisposable, type IDisposable as Disposable } from '../base/disposable';
 import { Debouncer } from '../base/event';
 import { AppliedDocSchema, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../protocol';
@@ -106,14 +108,25 @@ export class TaskStore {
   private async readSummary(id: string): Promise<TaskSummary | undefined> {
     const paths = taskPaths(this.root, id);
     // Task folders may come from a cloned repository: every read is regular-file-only, bounded, inside the tasks folder.
-    const state = await readJsonFile(paths.state, TaskStateSchema, undefined, this.inTasks);
+    // One listing of the folder first (issue 14: `ps` reads five files of each of hundreds of tasks): a file it does
+    // not hold costs nothing, and one it lists as a regular file is read without checking the folder again.
+    const listing = await listFolder(paths.dir, this.tasksDir);
+    if (!listing?.has(TASK_FILES.state)) return undefined;
+    const read = <T>(file: string, schema: z.ZodType<T>) => {
+      const entry = listing.get(path.basename(file));
+      if (!entry) return Promise.resolve(undefined);
+      // Anything else than a regular file takes the checked path, which refuses it with its reason.
+      return readJsonFile(file, schema, undefined, { ...this.inTasks, listed: entry.isFile() });
+    };
+    const state = await read(paths.state, TaskStateSchema);
     if (!state) return undefined;
+    const events = listing.get(TASK_FILES.events);
     const [last, pendingQuestions, result, applied, discarded] = await Promise.all([
-      readLastEvent(paths.events, this.inTasks.within),
-      readPendingQuestions(paths.questionsDir, paths.answersDir),
-      readJsonFile(paths.result, ResultDocSchema, undefined, this.inTasks).catch(() => undefined),
-      readJsonFile(paths.applied, AppliedDocSchema, undefined, this.inTasks).catch(() => undefined),
-      readJsonFile(paths.discarded, DiscardedDocSchema, undefined, this.inTasks).catch(() => undefined),
+      events ? readLastEvent(paths.events, { ...this.inTasks, listed: events.isFile() }) : NO_EVENTS,
+      listing.has(TASK_FILES.questionsDir) ? readPendingQuestions(paths.questionsDir, paths.answersDir) : [],
+      read(paths.result, ResultDocSchema).catch(() => undefined),
+      read(paths.applied, AppliedDocSchema).catch(() => undefined),
+      read(paths.discarded, DiscardedDocSchema).catch(() => undefined),
     ]);
     return {
       id,
@@ -272,19 +285,31 @@ export function sortForDisplay(tasks: TaskSummary[]): TaskSummary[] {
   return [...tasks].sort((a, b) => rank(a) - rank(b) || time(b) - time(a));
 }
 
-async function readLastEvent(file: string, within?: string): Promise<{ event?: ProtocolEvent; size: number }> {
+interface LastEvent {
+  event?: ProtocolEvent;
+  /** Where a follower that has seen every complete line would resume. */
+  size: number;
+}
+const NO_EVENTS: LastEvent = { size: 0 };
+
+async function readLastEvent(file: string, options: SafeReadOptions): Promise<LastEvent> {
   let handle: fs.FileHandle | undefined;
   try {
-    handle = await openRegularFile(file, within === undefined ? {} : { within });
-    const { size } = await handle.stat();
+    const opened = await openRegularFileWithStats(file, options);
+    handle = opened.handle;
+    const { size } = opened.stats;
     const length = Math.min(size, LAST_EVENT_WINDOW);
-    const buffer = Buffer.alloc(length);
-    await handle.read(buffer, 0, length, size - length);
+    const buffer = Buffer.allocUnsafe(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, size - length);
     // Resume point for followers: just after the last complete line, never in the middle of one.
-    const complete = size - (length - 1 - buffer.lastIndexOf(0x0a));
-    const lines = buffer.toString('utf8').split('\n');
-    for (let i = lines.length - 1; i >= 0; i--) {
-      const line = lines[i]!.trim();
+    const window = buffer.subarray(0, bytesRead);
+    const complete = size - length + window.lastIndexOf(0x0a) + 1;
+    // Lines are decoded from the end one at a time: the last complete one is nearly always the answer.
+    let end = window.length;
+    while (end > 0) {
+      const start = window.lastIndexOf(0x0a, end - 1) + 1;
+      const line = window.toString('utf8', start, end).trim();
+      end = start - 1;
       if (!line) continue;
       try {
         return { event: readEventLine(line), size: complete };

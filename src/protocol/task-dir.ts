@@ -89,7 +89,8 @@ export function stateDir(root: string): string {
 export function taskPaths(root: string, id: string): TaskPaths {
   assertSafeId(id, 'task id');
   const dir = path.join(tasksDir(root), id);
-  const at = (name: string) => path.join(dir, name);
+  // The names are plain file names and dir is already normalized: no path.join per file (`ps` builds these per task).
+  const at = (name: string) => `${dir}${path.sep}${name}`;
   return {
     root,
     dir,

@@ -283,12 +283,19 @@ const SMALL = 'Small task for the preview';
 const timelineTabs = (page) => page.locator('.tabs-container .tab', { hasText: 'Timeline:' });
 
 /**
- * The panel left untouched (the jumps above scroll it from script, as no user does) is a preview: another task opened
+ * The panel left untouched (the jumps above scroll it from script; a wheel scroll only reads) is a preview: another task opened
  * takes it over, then the big task again, in the same page. Returns the time to the big task's first screen there.
  */
 async function reopenInPreview(page, bigObjective) {
   const { frame } = await openTimeline(page, SMALL, { keepEditors: true });
   await frame.locator('.row:not(.pending) .label', { hasText: 'the small task speaks' }).waitFor({ timeout: 60_000 });
+  // A real wheel scroll over the page reads it, as with a preview editor: the panel stays a preview.
+  const box = await page.locator('iframe.webview.ready').last().boundingBox();
+  if (box) {
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.wheel(0, 300);
+    await page.waitForTimeout(300); // a `keep` it sent would have reached the host
+  }
   const { frame: again, opened } = await openTimeline(page, bigObjective, { keepEditors: true });
   await again.locator('.row:not(.pending) .label', { hasText: 'message number' }).first().waitFor({ timeout: 120_000 });
   const reusedMs = Date.now() - opened;

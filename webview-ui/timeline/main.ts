@@ -54,13 +54,14 @@ search.addEventListener('input', () => {
 filter.addEventListener('change', sendQuery);
 
 // ---- preview: the first thing the user does here keeps the panel (a later "Open Timeline" opens another) ----
+// As with VS Code's preview editors, reading does not keep it: a wheel scroll leaves the panel a preview.
 let kept = false;
 const keep = () => {
   if (kept) return;
   kept = true;
   post({ type: 'keep' });
 };
-for (const type of ['pointerdown', 'wheel'] as const) app.addEventListener(type, keep, { capture: true, passive: true });
+app.addEventListener('pointerdown', keep, { capture: true, passive: true });
 // Keys that act on this page (moving in the list, typing a search); not the workbench's own shortcuts (F1, Ctrl+P…),
 // which reach this page too while it has the focus.
 const PAGE_KEYS = new Set(['ArrowUp', 'ArrowDown', 'PageUp', 'PageDown', 'Home', 'End', 'Enter', 'Backspace', 'Delete']);

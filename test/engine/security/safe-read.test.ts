@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { UnsafeFileError, openRegularFile, readRegularFileBounded } from '../../../src/base/safe-read';
+import { UnsafeFileError, listFolder, openRegularFile, readRegularFileBounded } from '../../../src/base/safe-read';
 import { readJsonFile } from '../../../src/engine/atomic';
 import { mkfifo, tempDir, within } from './helpers';
 
@@ -55,6 +55,34 @@ describe('security: readRegularFileBounded and openRegularFile', () => {
     );
     // Without `within` the same file opens: only the symlinked component was the problem.
     await (await openRegularFile(path.join(elsewhere, 'state.json'))).close();
+  });
+
+  it('listFolder: checks the folder once, lists what it holds; a listed file swapped for a symlink is still refused', async () => {
+    const root = tempDir('caesar-sec-list-');
+    const elsewhere = tempDir('caesar-sec-list-else-');
+    const folder = path.join(root, 't1');
+    mkdirSync(folder);
+    writeFileSync(path.join(folder, 'state.json'), '{"a":1}');
+    mkfifo(path.join(folder, 'fifo.json'));
+    symlinkSync(elsewhere, path.join(root, 't2'));
+
+    const listing = (await listFolder(folder, root))!;
+    assert.deepEqual([...listing.keys()].sort(), ['fifo.json', 'state.json']);
+    assert.equal(listing.get('state.json')!.isFile(), true);
+    assert.equal(listing.get('fifo.json')!.isFile(), false);
+    assert.equal(await listFolder(path.join(root, 'missing'), root), undefined);
+    await assert.rejects(listFolder(path.join(root, 't2'), root), (e: unknown) => e instanceof UnsafeFileError && e.code === 'ESYMLINK');
+    await assert.rejects(listFolder(elsewhere, root), (e: unknown) => e instanceof UnsafeFileError && e.code === 'EOUTSIDE');
+
+    const state = path.join(folder, 'state.json');
+    assert.equal((await readRegularFileBounded(state, 100, { within: root, listed: true })).toString(), '{"a":1}');
+    // Swapped after the listing: the open itself refuses the symlink (O_NOFOLLOW), with no lstat before it.
+    rmSync(state);
+    symlinkSync('/dev/zero', state);
+    await assert.rejects(
+      within(2_000, 'listed read of a swapped file', readRegularFileBounded(state, 100, { within: root, listed: true })),
+      (e: unknown) => e instanceof UnsafeFileError && e.code === 'ESYMLINK',
+    );
   });
 
   it('stops at limit + 1 bytes on a file that grows while it is read', async () => {

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
 import { TaskStore, observedStatus } from '../../../src/engine/store';
@@ -81,6 +81,33 @@ describe('engine: TaskStore', () => {
     const summary = await new TaskStore(root).summary('t1');
     assert.equal(summary!.lastEvent!.seq, 1);
     assert.equal(summary!.eventsBytes, Buffer.byteLength(eventLine('t1', 0) + eventLine('t1', 1)));
+  });
+
+  it('finds the last event further back past bad lines, in a file longer than the window it reads', async () => {
+    const root = tempRoot();
+    writeState(root, 't1');
+    const events = taskPaths(root, 't1').events;
+    // ~1 MB of events, then a good one, then a complete line that is not an event, then a partial line.
+    let body = '';
+    for (let seq = 0; body.length < 1024 * 1024; seq++) body += eventLine('t1', seq);
+    const good = eventLine('t1', 99_999);
+    writeFileSync(events, `${body}${good}not json at all\n{"protocol":"caesar.event/v1","seq":`);
+    const summary = await new TaskStore(root).summary('t1');
+    assert.equal(summary!.lastEvent!.seq, 99_999);
+    assert.equal(summary!.eventsBytes, Buffer.byteLength(`${body}${good}not json at all\n`));
+  });
+
+  it('summarises a task from its state alone, and skips what is not a regular file beside it', async () => {
+    const root = tempRoot();
+    writeState(root, 'bare');
+    const bare = await new TaskStore(root).summary('bare');
+    assert.deepEqual([bare!.lastEvent, bare!.eventsBytes, bare!.result, bare!.applied, bare!.pendingQuestions], [undefined, 0, undefined, undefined, []]);
+    writeState(root, 'odd', { status: 'succeeded' });
+    mkdirSync(taskPaths(root, 'odd').result);
+    symlinkSync(taskPaths(root, 'bare').state, taskPaths(root, 'odd').applied);
+    const odd = await new TaskStore(root).summary('odd');
+    assert.equal(odd!.state.status, 'succeeded');
+    assert.deepEqual([odd!.result, odd!.applied], [undefined, undefined]);
   });
 
   it('follows events by byte offset across appends from another process, holding partial lines', async () => {

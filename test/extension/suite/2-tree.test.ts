@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { caesar, event, find, handWrittenTask, record, writeJson } from './helpers';
 
@@ -116,5 +117,39 @@ describe('Tasks tree (hand-written task directories)', () => {
     assert.ok(order.indexOf(silentId) < order.indexOf('hand-finished-1'));
     writeJson(path.join(silent.dir, 'state.json'), { ...(await api.store.summary(silentId))!.state, status: 'cancelled', ended_at: new Date().toISOString() });
     await api.waitForTree((t) => find(t, silentId)?.icon === 'circle-slash', 5_000);
+  });
+
+  it('lists 200 tasks at once, shows a change to one of them promptly, and drops them when their folders go', async function () {
+    this.timeout(90_000);
+    const api = await caesar();
+    const ids = Array.from({ length: 200 }, (_, i) => `hand-many-${String(i).padStart(3, '0')}`);
+    const start = ago(60_000);
+    const end = ago(30_000);
+    const written = Date.now();
+    const tasks = ids.map((id) =>
+      handWrittenTask(api.root, id, { status: 'succeeded', objective: `One of many ${id}`, started_at: start.toISOString(), ended_at: end.toISOString() }, [
+        event(id, 0, start, { type: 'started', agent: 'fixture', command: '' }),
+        event(id, 1, end, { type: 'finished', status: 'success', summary: 'ok' }),
+      ]),
+    );
+    const listed = (t: Parameters<typeof find>[0]) => {
+      const shown = new Set(t.map((item) => item.id));
+      return ids.filter((id) => shown.has(id)).length;
+    };
+    await api.waitForTree((t) => listed(t) === ids.length, 60_000);
+    const allShownMs = Date.now() - written;
+
+    const changed = tasks[100]!;
+    const changedAt = Date.now();
+    writeJson(path.join(changed.dir, 'state.json'), { ...(await api.store.summary(changed.id))!.state, status: 'failed' });
+    await api.waitForTree((t) => find(t, changed.id)?.icon === 'error', 10_000);
+    const oneChangeShownMs = Date.now() - changedAt;
+
+    const removedAt = Date.now();
+    for (const task of tasks) rmSync(task.dir, { recursive: true, force: true });
+    await api.waitForTree((t) => listed(t) === 0, 60_000);
+    const allGoneMs = Date.now() - removedAt;
+    // The waits above are the assertions (each fails on its bound); the times are figures for docs/performance.md.
+    record('treeWith200Tasks', { allShownMs, oneChangeShownMs, allGoneMs });
   });
 });
