@@ -76,6 +76,8 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
 export async function ensureCaesarGitignore(root: string): Promise<void> {
   const file = path.join(root, CAESAR_DIR, '.gitignore');
   const content = '# Written by Caesar: machine-local task state. config.toml and roles/ are meant to be committed.\n.gitignore\ntasks/\nwt/\nstate/\nconfig.local.toml\n';
+  // Present after the first delegation: one lstat then, instead of a temp file written, linked and removed each time.
+  if (await fs.lstat(file).then(() => true, () => false)) return;
   await createExclusive(file, content).catch(() => false);
 }
 
