@@ -129,6 +129,7 @@ export async function refillPool(options: { gitRoot: string; size: number; minFr
       const name = `${PREFIX}${randomBytes(6).toString('hex')}`;
       const dir = path.join(worktreesDir(gitRoot), name);
       await runGit(['worktree', 'add', '-q', '--detach', dir, 'HEAD'], { cwd: gitRoot });
+      await settleIndex(dir);
       await fs.writeFile(path.join(markersDir(gitRoot), name), '');
       added++;
     }
@@ -167,6 +168,25 @@ async function recordedSize(gitRoot: string): Promise<number> {
   const text = await fs.readFile(path.join(markersDir(gitRoot), SIZE_FILE), 'utf8').catch(() => '0');
   return Number(text.trim()) || 0;
 }
+
+/**
+ * A worktree git has just checked out has a "racily clean" index: its files were written in the same second as the
+ * index, so at every later look git re-reads the content of each of them (issue 14: the hand-out's checkout took 300 ms
+ * of the 1 s to the agent's start at 10k files on a real disk) until the index is written again in a later
+ * second. An idle worktree has time: once the second has passed, one refresh rewrites its index with stat data git
+ * can trust, and the hand-out compares stats only. Nothing in the worktree changes (only its index's cached stats).
+ */
+async function settleIndex(worktree: string): Promise<void> {
+  const index = path.join(await adminDir(worktree), 'index');
+  const written = (await fs.stat(index)).mtimeMs;
+  const wait = Math.floor(written / 1000) * 1000 + 1000 + SETTLE_MARGIN_MS - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  // Exit 1 means some file differs from the index: not in a fresh checkout, and the hand-out forces every file anyway.
+  await runGit(['update-index', '-q', '--refresh'], { cwd: worktree, okCodes: [0, 1] });
+}
+
+/** Past the second boundary by this much, so that the rewritten index's time is surely in a later second. */
+const SETTLE_MARGIN_MS = 20;
 
 /**
  * A finished task's worktree back into the pool instead of deleting it (discard, apply, gc), when the pool has room:

@@ -48,6 +48,18 @@ describe('engine/git: warm worktree pool', () => {
     assert.equal((await idleWorktrees(repo)).length, 0);
   });
 
+  it('leaves an idle worktree with an index written in a later second than its files: git trusts its stats at hand-out', async () => {
+    const repo = makeRepo({ 'a.txt': 'a\n', 'src/b.ts': 'b\n', 'src/c.ts': 'c\n' });
+    assert.equal(await refillPool({ gitRoot: repo, size: 1, minFreeBytes: 0 }), 1);
+    const [name] = await idleWorktrees(repo);
+    const idle = path.join(repo, '.caesar', 'wt', name!);
+    const index = git(idle, 'rev-parse', '--path-format=absolute', '--git-path', 'index').trim();
+    const second = (ms: number) => Math.floor(ms / 1000);
+    const newestFile = Math.max(...git(idle, 'ls-files', '-z').split('\0').filter(Boolean).map((f) => lstatSync(path.join(idle, f)).mtimeMs));
+    // A racily clean index (same second as its files) makes git re-read every file's content at each later look.
+    assert.ok(second(statSync(index).mtimeMs) > second(newestFile), 'the idle worktree\'s index is racily clean');
+  });
+
   it('leaks nothing of a previous task into the next: tracked, untracked, ignored, nested repos, git state, copy/link/setup', async () => {
     const repo = makeRepo({ '.gitignore': '.caesar/\nnode_modules/\n.env\nbuild/\n', 'keep.txt': 'keep\n', 'edit.txt': 'original\n', 'gone.txt': 'gone\n' });
     writeFiles(repo, { 'node_modules/dep/index.js': 'dep\n', '.env': 'SECRET=1\n' });

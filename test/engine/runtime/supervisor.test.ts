@@ -357,8 +357,13 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
       return s?.phase?.startsWith('waiting for a slot') ? s : undefined;
     });
     assert.equal(waiting.status, 'pending');
+    // A commit while b waits: b branches from HEAD as it is when b gets its slot, not as it was when b was delegated.
+    const before = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+    execFileSync('git', ['commit', '-q', '--allow-empty', '-m', 'while b waits'], { cwd: repo });
+    const after = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
     const [doneA, doneB] = await Promise.all([waitForFinished(repo, a.id), waitForFinished(repo, b.id)]);
     assert.ok(Date.parse(doneB.state.started_at!) >= Date.parse(doneA.state.ended_at!) - 50, 'b started after a ended');
+    assert.deepEqual([doneA.state.base_ref, doneB.state.base_ref], [before, after]);
   });
 
   it('max_parallel = 1: a slot held by a kill -9-ed process is reclaimed', async () => {
