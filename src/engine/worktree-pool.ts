@@ -129,7 +129,8 @@ export async function refillPool(options: { gitRoot: string; size: number; minFr
       const name = `${PREFIX}${randomBytes(6).toString('hex')}`;
       const dir = path.join(worktreesDir(gitRoot), name);
       await runGit(['worktree', 'add', '-q', '--detach', dir, 'HEAD'], { cwd: gitRoot });
-      await settleIndex(dir);
+      // Best effort: an unsettled worktree is still a good one, only slower to hand out.
+      await settleIndex(dir).catch(() => undefined);
       await fs.writeFile(path.join(markersDir(gitRoot), name), '');
       added++;
     }
