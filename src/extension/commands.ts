@@ -101,7 +101,9 @@ function noFolder(): undefined {
 async function pickTask(tasks: LiveTasks): Promise<string | undefined> {
   const picked = await vscode.window.showQuickPick(
     tasks.list().map((s) => ({ label: s.state.objective, description: `${s.state.agent} · ${s.observed}`, detail: s.id, id: s.id })),
-    { placeHolder: 'Open the timeline of which task?' },
+    // As the other pickers: not closed when a webview (a timeline the user was working in) takes the focus back as
+    // the command palette closes, which made the pick vanish before it could be used.
+    { placeHolder: 'Open the timeline of which task?', ignoreFocusOut: true },
   );
   return picked?.id;
 }
