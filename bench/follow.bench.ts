@@ -12,7 +12,7 @@
 import { fork } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readEventLine, taskPaths } from '../src/protocol';
-import { TaskStore } from '../src/engine/store';
+import { TaskStore } from '../src/engine/store/store';
 import { benchDir, cleanupBench, loadNote, remember } from './lib';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);

@@ -12,7 +12,7 @@
 import { fork } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { taskPaths } from '../src/protocol';
-import { TaskStore } from '../src/engine/store';
+import { TaskStore } from '../src/engine/store/store';
 import { benchDir, cleanupBench, loadNote, remember, spread } from './lib';
 
 const TASKS = 16;

@@ -8,8 +8,8 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import * as current from '../src/engine/reconcile';
-import { createWorktree } from '../src/engine/worktree';
+import * as current from '../src/engine/git/reconcile';
+import { createWorktree } from '../src/engine/git/worktree';
 import { cleanupBench, figures, interleave, loadNote, makeBenchRepo, ratio, runsFromEnv, sizesFromEnv, sourcePath, sourceText } from './lib';
 
 const run = promisify(execFile);

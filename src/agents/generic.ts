@@ -4,7 +4,7 @@ import type { AgentAdapter, BuildContext, SpawnPlan, Translator } from './types'
 
 /**
  * A `[[agent]]` entry of the configuration (reference §3.6): any program that honours the file contract, described
- * by an argument template. The shape matches the launch spec's `generic_agent` (src/engine/launch.ts).
+ * by an argument template. The shape matches the launch spec's `generic_agent` (src/engine/store/launch-spec.ts).
  */
 export interface GenericAgentDefinition {
   id: string;

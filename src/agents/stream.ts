@@ -90,7 +90,7 @@ export function workspaceChangePath(file: string, workspace: string | undefined)
  * when the native closing line does not (claude, gemini).
  *
  * Translators call start()/end() with their CLI's native ids. The supervisor passes everything a translator or an
- * agent's outbox produced through pair() once more before events.jsonl is written (src/engine/supervisor.ts), which
+ * agent's outbox produced through pair() once more before events.jsonl is written (src/engine/run/supervisor.ts), which
  * is where id-less calls (template agents, OACP outboxes) get a stable synthetic id: an id-less end closes the oldest
  * open id-less call with the same tool and summary, else the same tool, else (an end naming no tool) the oldest one.
  * Readers then only look ids up (src/common/task-view.ts).

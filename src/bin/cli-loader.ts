@@ -1,6 +1,8 @@
 import * as path from 'node:path';
 import { reportedVersion } from '../base/version';
-import { prestartSupervisor } from '../engine/supervisor-process';
+// Straight to the launch room, not through engine/tasks: this loader starts before any bundle is loaded and may use
+// only Node's built-ins and this one module (the supervisor's standby), or every `caesar` call would pay for the engine.
+import { prestartSupervisor } from '../engine/launch/supervisor-process';
 import { requireWithCodeCache } from './compile-cache';
 
 /**

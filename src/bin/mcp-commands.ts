@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { homeDir } from '../config';
-import { findProgram } from '../engine/agent-catalogue';
+import { findProgram } from '../engine/tasks';
 import { UsageError, printJson, type CliIo } from '../cli/io';
 import { resolveRoot } from '../cli/root';
 import { MCP_CLIENTS, McpInstallError, applyPlan, describePlan, installTarget, planChange, serverEntry, type InstallScope, type McpClient, type ServerCommand } from '../mcp/install';

@@ -1,8 +1,7 @@
 import { closeSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { openRegularFileForWriting } from '../base/safe-write';
-import { superviseTask } from '../engine/supervisor';
-import { STANDBY_ANSWER_FD, STANDBY_TAKEN, type StandbyAssignment } from '../engine/supervisor-process';
+import { STANDBY_ANSWER_FD, STANDBY_TAKEN, superviseTask, type StandbyAssignment } from '../engine/tasks/supervise';
 
 /**
  * dist/supervisor-main.js, loaded by dist/supervisor.js: the detached process that supervises one task.

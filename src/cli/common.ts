@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { isSafeId } from '../protocol';
-import { TaskStore, type TaskView } from '../engine/store';
+import { TaskStore, type TaskView } from '../engine/tasks';
 import { UsageError, type CliIo } from './io';
 import { resolveRoot } from './root';
 

@@ -1,4 +1,4 @@
-import { isActive, observedStatus, type TaskStore, type TaskSummary } from '../engine/store';
+import { isActive, observedStatus, type TaskStore, type TaskSummary } from '../engine/tasks';
 
 /**
  * A supervisor that dies leaves no trace in the file system (its pid just disappears), so, besides the file watcher,

@@ -1,7 +1,6 @@
 import { formatDuration, oneLine } from '../common/format';
 import { STALL_AFTER_MS, headline, isStalled, silenceMs, type TaskView } from '../common/task-view';
-import { DEFAULT_MAX_PARALLEL } from '../engine/launch';
-import type { TaskSummary } from '../engine/store';
+import { DEFAULT_MAX_PARALLEL, type TaskSummary } from '../engine/tasks';
 import { formatUsage, shortId, truncate, type Style } from './format';
 
 /**

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { TaskStore } from '../engine/store';
+import type { TaskStore } from '../engine/tasks';
 import type { CaesarStatus } from './status/statusBar';
 import type { LiveTasks } from './tasks/liveTasks';
 import { FolderNode, TaskNode, type TasksTreeProvider, type TaskTreeNode } from './tasks/tree';

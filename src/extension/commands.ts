@@ -3,35 +3,11 @@ import { registerCliCommands } from './cliCommand';
 import { registerCompareCommands } from './compare';
 import { registerFollowupCommands } from './followup';
 import { registerWalkthroughCommands } from './walkthrough/walkthrough';
-import type { DelegateCommands } from './delegate/delegateCommands';
-import type { QuestionInbox } from './questions/inbox';
 import { openChange } from './review/openChange';
-import type { ReviewCommands } from './review/reviewCommands';
-import type { TaskActions } from './taskActions';
 import type { LiveTasks } from './tasks/liveTasks';
 import { QuestionNode, TaskNode } from './tasks/nodes';
-import type { TasksTreeProvider, TaskTreeNode } from './tasks/tree';
-import type { TimelinePanels } from './timeline/panels';
-
-/** What every window has, folder or not. */
-export interface WindowServices {
-  context: vscode.ExtensionContext;
-  log: vscode.LogOutputChannel;
-  /** dist/caesar.js of the extension. */
-  cliScript: string;
-}
-
-/** What a window with at least one local folder has: the tasks and the views over them. */
-export interface WorkspaceServices extends WindowServices {
-  tasks: LiveTasks;
-  tree: TasksTreeProvider;
-  view: vscode.TreeView<TaskTreeNode>;
-  timelines: TimelinePanels;
-  inbox: QuestionInbox;
-  delegator: DelegateCommands;
-  review: ReviewCommands;
-  actions: TaskActions;
-}
+import type { TaskTreeNode } from './tasks/tree';
+import type { WindowServices, WorkspaceServices } from './services';
 
 type Handler = (...args: never[]) => unknown;
 

@@ -1,9 +1,10 @@
 import { loadStartedAt } from './loadClock';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { TaskStore } from '../engine/store';
+import { TaskStore } from '../engine/tasks';
 import { createCaesarApi, type CaesarApi } from './api';
-import { registerCommands, type WindowServices } from './commands';
+import { registerCommands } from './commands';
+import type { WindowServices } from './services';
 import { DelegateCommands } from './delegate/delegateCommands';
 import { registerCaesarMcp } from './mcp/provider';
 import { QuestionInbox } from './questions/inbox';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { isActive } from '../engine/store';
+import { isActive } from '../engine/tasks';
 import type { LiveTasks } from './tasks/liveTasks';
 import type { TimelinePanels } from './timeline/panels';
 

@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { taskPaths } from '../protocol';
-import { checkWorkspace } from '../engine/record-checks';
-import { delegateTask, isActive, requestCancel, requireTaskView, type CancelOutcome, type DelegatedTask, type TaskSummary } from '../engine/tasks';
+import { checkWorkspace, delegateTask, isActive, requestCancel, requireTaskView, type CancelOutcome, type DelegatedTask, type TaskSummary } from '../engine/tasks';
 import { activeEditorTarget, pickTaskTarget, targetOf } from './review/target';
 import type { LiveTasks } from './tasks/liveTasks';
 

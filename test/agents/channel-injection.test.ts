@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { DOCUMENT_IDS, renderBrief, type Channel, type Task } from '../../src/protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan } from '../../src/agents/types';
 import { NATIVE_ADAPTERS, antigravityAdapter, claudeAdapter, codexAdapter, copilotAdapter, geminiAdapter, opencodeAdapter } from '../../src/agents/native';
-import { channelCoordinates } from '../../src/engine/channel-launcher';
-import { pickTier } from '../../src/engine/supervisor';
+import { channelCoordinates } from '../../src/engine/run/channel-launcher';
+import { pickTier } from '../../src/engine/run/supervisor';
 
 /**
  * The supervisor's channel coordinates (`<node> <caesar.js> channel serve --task-dir <dir>`) reach every agent that can

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
-import { TaskStore } from '../../src/engine/store';
+import { TaskStore } from '../../src/engine/store/store';
 import { FIXTURE_AGENT, buildCli, git, groupGone, makeRepo, pidAlive, readFinished, waitFor } from '../engine/runtime/helpers';
 
 interface CliRun {

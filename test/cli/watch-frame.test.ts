@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import type { Style } from '../../src/cli/format';
 import { MAX_RECENT, renderFrame, type WatchedTask } from '../../src/cli/watch-frame';
 import { EMPTY_TASK_VIEW } from '../../src/common/task-view';
-import type { TaskSummary } from '../../src/engine/store';
+import type { TaskSummary } from '../../src/engine/store/store';
 
 /* The live view's frame is a pure function of the tasks watch knows and the clock: tested here line by line. */
 

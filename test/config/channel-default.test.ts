@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import type { AgentAdapter, AgentCapabilities } from '../../src/agents/types';
 import { loadConfig } from '../../src/config';
-import { catalogueFromAdapters } from '../../src/engine/agent-catalogue';
-import { resolveDelegation, type DelegationRequest } from '../../src/engine/resolve';
+import { catalogueFromAdapters } from '../../src/engine/resolve/agent-catalogue';
+import { resolveDelegation, type DelegationRequest } from '../../src/engine/resolve/resolve';
 import { fakeProgram, sandbox, type Sandbox } from './helpers';
 
 const CAPS: AgentCapabilities = { nativeReadOnly: true, network: 'open', schemaTier: false, channel: true, model: true, reportsUsage: false };

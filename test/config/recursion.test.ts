@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSy
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
-import { readJsonFile } from '../../src/engine/atomic';
+import { readJsonFile } from '../../src/engine/store/atomic';
 import { TaskStateSchema } from '../../src/protocol';
 import { buildCli, makeRepo } from '../engine/runtime/helpers';
 

@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentAdapter, AgentCapabilities } from '../../src/agents/types';
 import { loadConfig } from '../../src/config';
-import { catalogueFromAdapters, defaultAgentCatalogue, findProgram, probeVersion, type AgentCatalogue } from '../../src/engine/agent-catalogue';
-import { DelegationRefusedError, resolveDelegation, type DelegationRequest } from '../../src/engine/resolve';
+import { catalogueFromAdapters, defaultAgentCatalogue, findProgram, probeVersion, type AgentCatalogue } from '../../src/engine/resolve/agent-catalogue';
+import { DelegationRefusedError, resolveDelegation, type DelegationRequest } from '../../src/engine/resolve/resolve';
 import { fakeProgram, rejects, sandbox, type Sandbox } from './helpers';
 
 const CAPS: AgentCapabilities = { nativeReadOnly: true, network: 'open', schemaTier: false, channel: false, model: true, reportsUsage: false };
@@ -18,7 +18,7 @@ function catalogueOf(bin: string, agents: Record<string, { installed: boolean; c
   return catalogueFromAdapters(adapters, { env: { PATH: bin } });
 }
 
-describe('delegation resolution (engine/resolve)', () => {
+describe('delegation resolution (engine/resolve/resolve)', () => {
   let box: Sandbox;
   let bin: string;
   let catalogue: AgentCatalogue;
@@ -262,7 +262,7 @@ describe('delegation resolution (engine/resolve)', () => {
   });
 });
 
-describe('agent catalogue (engine/agent-catalogue)', () => {
+describe('agent catalogue (engine/resolve/agent-catalogue)', () => {
   let box: Sandbox;
   beforeEach(() => {
     box = sandbox();

@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import type { AgentAdapter, AgentCapabilities } from '../../src/agents/types';
 import { ConfigError, loadConfig } from '../../src/config';
-import { catalogueFromAdapters, type AgentCatalogue } from '../../src/engine/agent-catalogue';
-import { DelegationRefusedError, resolveDelegation, type DelegationRequest } from '../../src/engine/resolve';
+import { catalogueFromAdapters, type AgentCatalogue } from '../../src/engine/resolve/agent-catalogue';
+import { DelegationRefusedError, resolveDelegation, type DelegationRequest } from '../../src/engine/resolve/resolve';
 import { caesarInSandbox as caesar } from '../cli/sandbox-cli';
 import { fakeProgram, rejects, sandbox, type Sandbox } from './helpers';
 

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { appendFileSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { AgentOutbox, outboxLineDraft } from '../../src/engine/agent-outbox';
+import { AgentOutbox, outboxLineDraft } from '../../src/engine/run/agent-outbox';
 import type { EventDraft } from '../../src/protocol';
 
 const line = (fields: Record<string, unknown>) => JSON.stringify({ protocol: 'caesar.event/v1', ...fields });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { writeJsonAtomic } from '../../src/base/atomic';
-import { initialState } from '../../src/engine/delegate';
+import { initialState } from '../../src/engine/launch/delegate';
 import { DOCUMENT_IDS, parseLaunchSpec, parseTask, taskPaths, type Task } from '../../src/protocol';
 import { buildCli, makeRepo } from '../engine/runtime/helpers';
 

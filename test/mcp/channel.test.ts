@@ -4,9 +4,9 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { QuestionFileSchema, parseReport, parseTask, taskPaths } from '../../src/protocol';
-import { readJsonFile } from '../../src/engine/atomic';
-import { answerQuestion, RequestError } from '../../src/engine/requests';
-import { resolveReport } from '../../src/engine/report';
+import { readJsonFile } from '../../src/engine/store/atomic';
+import { answerQuestion, RequestError } from '../../src/engine/store/requests';
+import { resolveReport } from '../../src/engine/run/report';
 import { makeRepo, startFixture, waitFor, waitForFinished } from '../engine/runtime/helpers';
 import { buildChannelCli, makeTaskDir } from './channel-helpers';
 

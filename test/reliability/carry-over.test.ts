@@ -4,10 +4,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ACTIVE_STATUSES, taskPaths, TaskStateSchema, type TaskState } from '../../src/protocol';
-import { readJsonFile } from '../../src/engine/atomic';
-import { concludeLostTasks } from '../../src/engine/conclude';
-import { requestCancel } from '../../src/engine/requests';
-import { slotsDir } from '../../src/engine/slots';
+import { readJsonFile } from '../../src/engine/store/atomic';
+import { concludeLostTasks } from '../../src/engine/run/conclude';
+import { requestCancel } from '../../src/engine/store/requests';
+import { slotsDir } from '../../src/engine/store/slots';
 import { buildCli, makeRepo, pidAlive, readFinished, waitFor, waitForFinished } from '../engine/runtime/helpers';
 import { hostileAgent, startHostile } from './helpers';
 
@@ -94,7 +94,7 @@ describe('reliability: carried-over faults', function () {
     const script = path.join(releaseDir, 'delegate-four.ts');
     writeFileSync(
       script,
-      `const { delegate } = require(${JSON.stringify(path.resolve(__dirname, '../../src/engine/delegate.ts'))});
+      `const { delegate } = require(${JSON.stringify(path.resolve(__dirname, '../../src/engine/launch/delegate.ts'))});
        (async () => { for (let i = 0; i < 4; i++) { const t = await delegate({ root: ${JSON.stringify(root)}, workspace: ${JSON.stringify(root)},
          agent: 'hostile', generic_agent: ${JSON.stringify(hostileAgent)}, objective: 'hold ' + i, mode: 'write', isolation: 'worktree',
          network: true, timeout_ms: 120000, max_parallel: 4, context: JSON.stringify({ mode: 'hold', releaseDir: ${JSON.stringify(releaseDir)} }) },

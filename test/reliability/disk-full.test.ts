@@ -3,11 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { EventsWriter } from '../../src/engine/events-writer';
-import { runAgentProcess } from '../../src/engine/spawn';
-import { WriteFault } from '../../src/engine/write-fault';
+import { EventsWriter } from '../../src/engine/run/events-writer';
+import { runAgentProcess } from '../../src/engine/process/spawn';
+import { WriteFault } from '../../src/engine/process/write-fault';
 import { ACTIVE_STATUSES, EventSchema, TaskStateSchema, taskPaths } from '../../src/protocol';
-import { readJsonFile } from '../../src/engine/atomic';
+import { readJsonFile } from '../../src/engine/store/atomic';
 import { buildCli, groupGone, makeRepo, pidAlive, waitFor } from '../engine/runtime/helpers';
 import { startHostile } from './helpers';
 

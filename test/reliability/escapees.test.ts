@@ -4,11 +4,11 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths, TaskStateSchema } from '../../src/protocol';
-import { readJsonFile } from '../../src/engine/atomic';
-import { concludeLostTasks } from '../../src/engine/conclude';
+import { readJsonFile } from '../../src/engine/store/atomic';
+import { concludeLostTasks } from '../../src/engine/run/conclude';
 import { isPidAlive as processAlive } from '../../src/base/process';
-import { taskProcesses } from '../../src/engine/process-sweep';
-import { requestCancel } from '../../src/engine/requests';
+import { taskProcesses } from '../../src/engine/process/process-sweep';
+import { requestCancel } from '../../src/engine/store/requests';
 import { makeRepo, pidAlive, waitFor, waitForFinished } from '../engine/runtime/helpers';
 import { startHostile } from './helpers';
 

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { EventsWriter } from '../../src/engine/events-writer';
+import { EventsWriter } from '../../src/engine/run/events-writer';
 import { EventSchema, taskPaths, type ProtocolEvent } from '../../src/protocol';
 import { makeRepo, waitForFinished } from '../engine/runtime/helpers';
 import { startHostile } from './helpers';

@@ -16,9 +16,9 @@ import {
   readReportText,
   taskPaths,
 } from '../../src/protocol';
-import { readJsonFile } from '../../src/engine/atomic';
-import { extractReport, resolveReport } from '../../src/engine/report';
-import { TaskStore } from '../../src/engine/store';
+import { readJsonFile } from '../../src/engine/store/atomic';
+import { extractReport, resolveReport } from '../../src/engine/run/report';
+import { TaskStore } from '../../src/engine/store/store';
 import { loadConfig } from '../../src/config/layers';
 import { ConfigError } from '../../src/config/errors';
 import { mutatedDoc, runs, tally } from './fuzz';

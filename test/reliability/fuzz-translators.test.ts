@@ -8,7 +8,7 @@ import { demoAdapter } from '../../src/agents/demo';
 import { genericAdapter } from '../../src/agents/generic';
 import type { AgentAdapter } from '../../src/agents/types';
 import { ToolPairing } from '../../src/agents/stream';
-import { EventsWriter } from '../../src/engine/events-writer';
+import { EventsWriter } from '../../src/engine/run/events-writer';
 import { EventSchema } from '../../src/protocol';
 import { mutatedLine, runs, tally } from './fuzz';
 

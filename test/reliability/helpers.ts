@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { DelegateInput } from '../../src/engine/delegate';
+import type { DelegateInput } from '../../src/engine/launch/delegate';
 import type { GenericAgentDef } from '../../src/protocol';
 import { startFixture } from '../engine/runtime/helpers';
 

@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, ftruncateSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { checkoutWritesFinding, guardCheckout } from '../../src/engine/checkout-guard';
-import { worktreeDiff } from '../../src/engine/reconcile';
-import { createWorktree } from '../../src/engine/worktree';
+import { checkoutWritesFinding, guardCheckout } from '../../src/engine/git/checkout-guard';
+import { worktreeDiff } from '../../src/engine/git/reconcile';
+import { createWorktree } from '../../src/engine/git/worktree';
 import { cleanupTemp, makeRepo } from '../engine/git/helpers';
 import { within } from '../engine/security/helpers';
 

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { worktreeDiff } from '../../src/engine/reconcile';
-import { createWorktree } from '../../src/engine/worktree';
+import { worktreeDiff } from '../../src/engine/git/reconcile';
+import { createWorktree } from '../../src/engine/git/worktree';
 import { makeRepo, waitForFinished } from '../engine/runtime/helpers';
 import { startHostile } from './helpers';
 
@@ -88,7 +88,7 @@ describe('reliability: honest isolation', function () {
   });
 
   it('no finding claims a sandbox: "nothing could touch your checkout" is gone from the sources', () => {
-    const isolation = readFileSync(path.join(__dirname, '../../src/engine/isolation.ts'), 'utf8');
+    const isolation = readFileSync(path.join(__dirname, '../../src/engine/run/isolation.ts'), 'utf8');
     assert.doesNotMatch(isolation, /nothing could touch/);
   });
 });

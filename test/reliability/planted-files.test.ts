@@ -20,12 +20,12 @@ import {
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { UnsafeFileError } from '../../src/base/safe-read';
-import { concludeLostTasks } from '../../src/engine/conclude';
-import { EventsWriter } from '../../src/engine/events-writer';
-import { layDownFiles } from '../../src/engine/lay-down';
-import { runAgentProcess } from '../../src/engine/spawn';
-import { WriteFault } from '../../src/engine/write-fault';
-import { readJsonFile } from '../../src/engine/atomic';
+import { concludeLostTasks } from '../../src/engine/run/conclude';
+import { EventsWriter } from '../../src/engine/run/events-writer';
+import { layDownFiles } from '../../src/engine/run/lay-down';
+import { runAgentProcess } from '../../src/engine/process/spawn';
+import { WriteFault } from '../../src/engine/process/write-fault';
+import { readJsonFile } from '../../src/engine/store/atomic';
 import { ACTIVE_STATUSES, TaskStateSchema, taskPaths } from '../../src/protocol';
 import { buildCli, makeRepo, pidAlive, waitFor } from '../engine/runtime/helpers';
 import { startHostile } from './helpers';

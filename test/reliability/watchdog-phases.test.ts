@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, readFileSync } from 'node:fs';
 import { isPidAlive } from '../../src/base/process';
-import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, phaseBudgetMs, type AfterRunPhase } from '../../src/engine/phase-watchdog';
+import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, phaseBudgetMs, type AfterRunPhase } from '../../src/engine/process/phase-watchdog';
 import { ACTIVE_STATUSES, EventSchema, taskPaths } from '../../src/protocol';
 import { makeRepo, readFinished, startFixture, waitFor } from '../engine/runtime/helpers';
 import { hangingGit, startHostile } from './helpers';

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { isPidAlive } from '../../src/base/process';
-import { StateWriter } from '../../src/engine/state-writer';
+import { StateWriter } from '../../src/engine/run/state-writer';
 import { ACTIVE_STATUSES, TaskStateSchema } from '../../src/protocol';
 import { makeRepo, readFinished, startFixture, waitFor } from '../engine/runtime/helpers';
 import { hangingGit } from './helpers';

@@ -18,7 +18,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
-import type { Task } from './demo-agent';
+import type { Task } from './task';
 
 export interface DemoHelpers {
   targetFile(objective: string): string;

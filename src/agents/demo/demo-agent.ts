@@ -15,17 +15,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, watch, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-
-/** The fields of task.json (caesar.task/v1) the demo agent reads, in either mode. */
-export interface Task {
-  id: string;
-  objective: string;
-  mode: 'read-only' | 'write';
-  workspace: string;
-  report_path: string;
-  deadline_ms: number;
-  created_at: string;
-}
+import type { Task } from './task';
 
 const delayMs = numberFromEnv('CAESAR_DEMO_DELAY_MS', 300);
 const started = Date.now();

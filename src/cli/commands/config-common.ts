@@ -12,8 +12,7 @@ import {
   type Origin,
   type WriteResult,
 } from '../../config';
-import { agentCatalogue, type AgentCatalogue } from '../../engine/tasks';
-import { DelegationRefusedError } from '../../engine/resolve';
+import { agentCatalogue, DelegationRefusedError, type AgentCatalogue } from '../../engine/tasks';
 import { termSafeBlock } from '../format';
 import { UsageError, printJson, type CliIo } from '../io';
 import { resolveRoot } from '../root';

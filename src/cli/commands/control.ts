@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import { QuestionFileSchema, isSafeId, taskPaths } from '../../protocol';
-import { readJsonFile } from '../../engine/atomic';
-import { RequestError, answerQuestion, requestCancel, unknownQuestionMessage } from '../../engine/requests';
-import { isActive } from '../../engine/store';
+import { answerQuestion, isActive, readJsonFile, requestCancel, RequestError, unknownQuestionMessage } from '../../engine/tasks';
 import { addCommonOptions, assertTaskId, requireTask, stopSignal, storeFor, type CommonOptions } from '../common';
 import { shortId, termSafe } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';

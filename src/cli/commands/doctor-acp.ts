@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { VERSION_TIMEOUT_MS, findProgram } from '../../engine/agent-catalogue';
+import { VERSION_TIMEOUT_MS, findProgram } from '../../engine/tasks';
 
 /**
  * `caesar doctor`'s ACP column: whether the INSTALLED version of an agent can be driven over the Agent Client

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_TRANSPORT, type LoadedConfig } from '../../config';
-import type { AgentCatalogue } from '../../engine/agent-catalogue';
-import { agentStatuses } from '../../engine/tasks';
+import { agentStatuses, type AgentCatalogue } from '../../engine/tasks';
 import { printJson, type CliIo } from '../io';
 import { hasAcpProbe, probeAcp, type AcpSupport } from './doctor-acp';
 import {

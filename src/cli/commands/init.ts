@@ -13,8 +13,7 @@ import {
   type PolicyKey,
   type RoleConfig,
 } from '../../config';
-import { gitToplevel } from '../../engine/git';
-import { detectWorkshop } from '../../engine/workshop';
+import { detectWorkshop, gitToplevel } from '../../engine/tasks';
 import { printJson, type CliIo } from '../io';
 import {
   type CommonOptions,

@@ -1,10 +1,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { applyTask, discardTask } from '../../engine/apply';
-import { concludeLostTasks, type ConcludedTask } from '../../engine/conclude';
-import { collectGarbage, type GcEntry, type GcResult } from '../../engine/gc';
-import { worktreeDiff, type FileChange } from '../../engine/reconcile';
-import { isActive, type TaskView } from '../../engine/store';
+import { applyTask, concludeLostTasks, discardTask, isActive, worktreeDiff, type ConcludedTask, type FileChange, type TaskView } from '../../engine/tasks';
+import { collectGarbage, type GcEntry, type GcResult } from '../../engine/tasks/gc';
 import { addCommonOptions, requireTask, splitList, storeFor, type CommonOptions } from '../common';
 import { styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';

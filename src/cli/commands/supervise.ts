@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { superviseTask } from '../../engine/supervisor';
+import { superviseTask } from '../../engine/tasks/supervise';
 import { EXIT, type CliIo } from '../io';
 
 /**

@@ -4,10 +4,10 @@ import * as path from 'node:path';
 import { AnswerFileSchema, PERMISSION_QUESTION_PREFIX, QuestionFileSchema, type EventDraft, type QuestionFile } from '../../protocol';
 import { obj, str, type Json } from '../../agents/stream';
 import { writeJsonAtomic } from '../../base/atomic';
-import { readJsonFile } from '../atomic';
+import { readJsonFile } from '../store/atomic';
 import { decide, offeredOrder, optionForAnswer, optionLabel, questionText, byKind, type PermissionContext, type PermissionOption } from './permissions';
 
-/** The subset of the supervisor's question relay a broker needs (src/engine/questions-relay.ts). */
+/** The subset of the supervisor's question relay a broker needs (src/engine/run/questions-relay.ts). */
 export interface AnswerSource {
   scan(): Promise<void>;
   onAnswer(listener: (id: string, answer: string) => void): () => void;

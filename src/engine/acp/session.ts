@@ -3,7 +3,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import type { EventDraft, LaunchSpec, ReportTier, Task, TaskPaths } from '../../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan } from '../../agents/types';
 import { obj } from '../../agents/stream';
-import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from '../spawn';
+import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from '../process/spawn';
 import { PermissionBroker, type AnswerSource } from './permission-broker';
 import type { PermissionPolicy } from './permissions';
 import { AcpTranslator } from './translator';
@@ -38,7 +38,7 @@ const CANCEL_WAIT_MS = 2000;
 /**
  * One task's agent driven over the Agent Client Protocol (JSON-RPC over the child's stdio, `@agentclientprotocol/sdk`
  * as the client): the process is started as every agent is (own process group, raw.log, deadline, cancel —
- * src/engine/spawn.ts), then `initialize` → `session/new` (cwd = the task's workspace, the return channel as an MCP
+ * src/engine/process/spawn.ts), then `initialize` → `session/new` (cwd = the task's workspace, the return channel as an MCP
  * server in the channel tier) → `session/prompt` with the brief. raw.log holds every line the agent wrote and every
  * line sent to it (prefixed `>> `). When the prompt returns, stdin is closed and the group terminated: three of the
  * five agents never exit by themselves. A cancel sends `session/cancel`, answers open permission requests

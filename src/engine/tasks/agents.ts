@@ -1,6 +1,6 @@
 import { checkPolicy, pickRoleAgent, type LoadedConfig, type Origin, type RoleConfig, type RolePick, type SkippedAgent } from '../../config';
 import type { AgentCapabilities } from '../../agents/types';
-import { defaultAgentCatalogue, type AgentCatalogue } from '../agent-catalogue';
+import { defaultAgentCatalogue, type AgentCatalogue } from '../resolve/agent-catalogue';
 
 /**
  * What every front end (CLI doctor/agents/roles, MCP caesar_list_agents/caesar_list_roles, the extension's Delegate

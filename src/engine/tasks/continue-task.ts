@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from '../../protocol/zod';
 import { isSafeId, taskPaths, tasksDir } from '../../protocol';
-import { readJsonFile } from '../atomic';
-import { checkObjectId, checkWorkspace, checkWorktree, rootRepository } from '../record-checks';
-import { excludePathspec, gitText, runGit, withTempIndex } from '../git';
-import { RequestError } from '../requests';
-import { DelegationRefusedError } from '../resolve';
-import { isActive, type TaskView } from '../store';
+import { readJsonFile } from '../store/atomic';
+import { checkObjectId, checkWorkspace, checkWorktree, rootRepository } from '../git/record-checks';
+import { excludePathspec, gitText, runGit, withTempIndex } from '../git/git';
+import { RequestError } from '../store/requests';
+import { DelegationRefusedError } from '../resolve/resolve';
+import { isActive, type TaskView } from '../store/store';
 import { delegateTask, type DelegateTaskOptions, type DelegatedTask } from './delegate-task';
 import { requireTaskView } from './operations';
 

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { loadConfig, type LoadedConfig } from '../../config';
-import { delegate, type DelegateOptions } from '../delegate';
-import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft } from '../resolve';
+import { delegate, type DelegateOptions } from '../launch/delegate';
+import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft } from '../resolve/resolve';
 import type { SkippedAgent } from '../../config';
 import { agentCatalogue } from './agents';
 

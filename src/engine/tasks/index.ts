@@ -1,6 +1,8 @@
 /**
- * The engine's use cases, one API for every front end: the CLI, the MCP server and the extension call these and
- * nothing below them, so none of them needs to import another front end or assemble a use case itself.
+ * tasks/ — the engine's door: its use cases (delegate, continue, the agents' statuses, diff, apply, discard, answer,
+ * cancel, gc) and what the front ends read through them. The CLI, the MCP servers and the extension import the engine
+ * from here and nothing below it (the layering guard checks it), so none of them needs to import another front end or
+ * assemble a use case itself. Being a task's supervisor has its own door beside this one (supervise.ts).
  */
 export { delegateTask, type DelegateTaskOptions, type DelegateTaskRequest, type DelegatedTask } from './delegate-task';
 export {
@@ -36,10 +38,28 @@ export {
   type RawLogPage,
   type TaskDiff,
 } from './operations';
-export { DelegationRefusedError, type DelegationRequest, type LaunchDraft } from '../resolve';
-export { TaskStore, isActive, observedStatus, type TaskSummary, type TaskView } from '../store';
-export { RequestError, answerQuestion, pendingQuestions, requestCancel, type CancelOutcome } from '../requests';
-export { applyTask, discardTask, type ApplyOutcome, type DiscardOutcome } from '../apply';
-export { collectGarbage, type GcResult } from '../gc';
-export { concludeLostTasks } from '../conclude';
-export type { AgentCatalogue } from '../agent-catalogue';
+export { DelegationRefusedError, type DelegationRequest, type LaunchDraft } from '../resolve/resolve';
+export { VERSION_TIMEOUT_MS, findProgram, type AgentCatalogue } from '../resolve/agent-catalogue';
+export {
+  TaskStore,
+  isActive,
+  observedStatus,
+  reviewOutcome,
+  sortForDisplay,
+  type ReviewOutcome,
+  type TaskSummary,
+  type TaskView,
+} from '../store/store';
+export { DEFAULT_MAX_PARALLEL } from '../store/launch-spec';
+export { readJsonFile } from '../store/atomic';
+export { tailLines } from '../store/tail';
+export { RequestError, answerQuestion, pendingQuestions, requestCancel, unknownQuestionMessage, type CancelOutcome } from '../store/requests';
+export { applyTask, discardTask, type ApplyOutcome, type DiscardOutcome } from '../git/apply';
+export { worktreeDiff, type FileChange } from '../git/reconcile';
+export { gitToplevel } from '../git/git';
+export { detectWorkshop } from '../git/workshop';
+export { changedSinceBase, type Overlap } from '../git/changed-since-base';
+export { RecordRefused, checkWorkspace, readBaseVersion, taskVersionPath } from '../git/record-checks';
+export { concludeLostTasks, type ConcludedTask } from '../run/conclude';
+export { lastLogLines } from '../run/report';
+export { collectGarbage, type GcEntry, type GcResult } from './gc';

@@ -1,10 +1,10 @@
 import { existsSync, promises as fs } from 'node:fs';
 import { openRegularFile } from '../../base/safe-read';
 import { isSafeId, taskPaths, tasksDir, type ProtocolEvent } from '../../protocol';
-import { applyTask, type ApplyOutcome } from '../apply';
-import { worktreeDiff, type FileChange } from '../reconcile';
-import { RequestError } from '../requests';
-import { TaskStore, isActive, type TaskView } from '../store';
+import { applyTask, type ApplyOutcome } from '../git/apply';
+import { worktreeDiff, type FileChange } from '../git/reconcile';
+import { RequestError } from '../store/requests';
+import { TaskStore, isActive, type TaskView } from '../store/store';
 
 /**
  * Task operations a front end calls by id (diff, apply, logs), with the checks every front end needs done the same

@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
-import { taskVersionPath } from '../../engine/record-checks';
-import type { TaskSummary } from '../../engine/store';
+import { taskVersionPath, type TaskSummary } from '../../engine/tasks';
 import { oneLine } from '../../common/format';
 import { UNTRUSTED_REVIEW } from '../review/baseContent';
 import { baseSideOf } from '../review/openChange';

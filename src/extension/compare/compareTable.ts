@@ -1,5 +1,5 @@
 import { formatDuration, formatUsage, oneLine } from '../../common/format';
-import type { TaskSummary } from '../../engine/store';
+import type { TaskSummary } from '../../engine/tasks';
 
 /*
  * The text of a comparison: several tasks (typically one objective run on several agents) side by side, one column

@@ -1,5 +1,5 @@
 import type * as vscode from 'vscode';
-import type { WorkspaceServices } from '../commands';
+import type { WorkspaceServices } from '../services';
 import { createCompare } from './compareCommands';
 
 export { COMPARE_SCHEME, createCompare, type Compare, type CompareShown } from './compareCommands';

@@ -1,5 +1,5 @@
 import type * as vscode from 'vscode';
-import type { WorkspaceServices } from '../commands';
+import type { WorkspaceServices } from '../services';
 import { createFollowup } from './followupCommands';
 
 export { createFollowup, type Followup, type FollowupDeps } from './followupCommands';

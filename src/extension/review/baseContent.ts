@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { RecordRefused, readBaseVersion } from '../../engine/record-checks';
+import { RecordRefused, readBaseVersion } from '../../engine/tasks';
 
 export const BASE_SCHEME = 'caesar-base';
 
@@ -44,7 +44,7 @@ export function parseBaseVersionUri(uri: vscode.Uri): BaseVersionRef | undefined
 
 /**
  * Serves the left side of a task's diffs: the file at the task's base commit, read from the root's repository by the
- * engine (engine/record-checks → engine/git: neutral config, `--end-of-options`, `cat-file blob` of a validated
+ * engine (engine/git/record-checks → engine/git/git: neutral config, `--end-of-options`, `cat-file blob` of a validated
  * full-hex commit and a normalized relative path). Only the roots of this window's folders are read, and nothing
  * runs in an untrusted workspace. A file the task created has no base: it is served empty.
  */

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../../base/disposable';
 import { Emitter } from '../../base/event';
-import type { TaskSummary } from '../../engine/store';
+import type { TaskSummary } from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { CHANGE_SCHEME, changeUri } from './changeUri';
 import { taskOfWorktreeFile } from './target';

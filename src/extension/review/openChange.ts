@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { taskVersionPath } from '../../engine/record-checks';
+import { taskVersionPath } from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { UNTRUSTED_REVIEW, baseVersionUri } from './baseContent';
 

@@ -1,11 +1,8 @@
 import * as vscode from 'vscode';
-import { RecordRefused, taskVersionPath } from '../../engine/record-checks';
-import type { TaskSummary } from '../../engine/store';
-import { applyTaskById, diffTask, discardTask, requireTaskView, type ApplyOutcome, type DiscardOutcome } from '../../engine/tasks';
+import { applyTaskById, changedSinceBase, diffTask, discardTask, RecordRefused, requireTaskView, taskVersionPath, type ApplyOutcome, type DiscardOutcome, type Overlap, type TaskSummary } from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { UNTRUSTED_REVIEW } from './baseContent';
 import { baseSideOf, openChange } from './openChange';
-import { changedSinceBase, type Overlap } from './overlap';
 import { activeEditorTarget, pickTaskTarget, targetOf, type TaskTarget } from './target';
 
 /** Asks the user to confirm a consequential action (a modal warning); resolves true to go ahead. */

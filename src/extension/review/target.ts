@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { TaskSummary } from '../../engine/store';
+import type { TaskSummary } from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { ChangedFileNode, DetailNode, TaskNode } from '../tasks/nodes';
 import { parseBaseVersionUri } from './baseContent';

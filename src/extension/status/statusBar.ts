@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../../base/disposable';
 import type { LiveTasks } from '../tasks/liveTasks';
-import { isActive } from '../../engine/store';
+import { isActive } from '../../engine/tasks';
 
 export interface ActivityCounts {
   running: number;

@@ -2,8 +2,7 @@ import type * as vscode from 'vscode';
 import { Disposable, toDisposable, type IDisposable } from '../../base/disposable';
 import { Emitter, type Event } from '../../base/event';
 import { taskPaths, type ProtocolEvent } from '../../protocol';
-import { lastLogLines } from '../../engine/report';
-import { sortForDisplay, type TaskStore, type TaskSummary } from '../../engine/store';
+import { lastLogLines, sortForDisplay, type TaskStore, type TaskSummary } from '../../engine/tasks';
 import { TaskActivity } from './activity';
 
 /** The longest the tree waits for a task's events to be read before showing what it has (they still stream in). */

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../../base/disposable';
 import { Emitter } from '../../base/event';
-import { isActive, type TaskSummary } from '../../engine/store';
+import { isActive, type TaskSummary } from '../../engine/tasks';
 import type { TaskActivity } from './activity';
 import { formatUsage } from './format';
 import type { LiveTasks, TaskRoot } from './liveTasks';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { taskPaths } from '../../protocol';
-import type { TaskSummary } from '../../engine/store';
+import type { TaskSummary } from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { openChange } from '../review/openChange';
 import type { HostToWebview, TimelineAction, TimelineStats, TimelineTaskInfo, WebviewToHost } from './messages';

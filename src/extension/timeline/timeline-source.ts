@@ -6,7 +6,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { readEventLine } from '../../protocol';
 import type { ViewEvent } from '../../common/task-view';
 import { openRegularFile } from '../../base/safe-read';
-import { tailLines } from '../../engine/tail';
+import { tailLines } from '../../engine/tasks';
 import type { TimelineQuery, TimelineRow, TimelineStatus } from './messages';
 import { asciiLower, eventMatches, rowDetail, rowFromEvent } from './rows';
 import { TimelineIndex, type LocatedEvent } from './timeline-index';

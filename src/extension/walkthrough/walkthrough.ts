@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { WindowServices } from '../commands';
+import type { WindowServices } from '../services';
 
 /** The walkthrough's id in package.json `contributes.walkthroughs`. */
 export const WALKTHROUGH_ID = 'caesar.getStarted';

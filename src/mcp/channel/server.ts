@@ -21,7 +21,7 @@ import {
   type Task,
   type TaskPaths,
 } from '../../protocol';
-import { readJsonFile } from '../../engine/atomic';
+import { readJsonFile } from '../../engine/tasks';
 import { writeJsonAtomic, writeFileAtomic } from '../../base/atomic';
 import { readRegularFileBounded } from '../../base/safe-read';
 import { TaskStateSchema } from '../../protocol';

@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths, type ProtocolEvent } from '../../../src/protocol';
-import { delegate, type DelegateInput } from '../../../src/engine/delegate';
-import { answerQuestion, pendingQuestions, requestCancel } from '../../../src/engine/requests';
-import { TaskStore } from '../../../src/engine/store';
+import { delegate, type DelegateInput } from '../../../src/engine/launch/delegate';
+import { answerQuestion, pendingQuestions, requestCancel } from '../../../src/engine/store/requests';
+import { TaskStore } from '../../../src/engine/store/store';
 import { buildCli, groupGone, makeRepo, waitFor, waitForFinished } from '../runtime/helpers';
 
 /**

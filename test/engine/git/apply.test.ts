@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
-import { applyTask, discardTask, readApplied, splitPatch } from '../../../src/engine/apply';
-import { digestPatch, worktreeDiff } from '../../../src/engine/reconcile';
-import { createWorktree } from '../../../src/engine/worktree';
+import { applyTask, discardTask, readApplied, splitPatch } from '../../../src/engine/git/apply';
+import { digestPatch, worktreeDiff } from '../../../src/engine/git/reconcile';
+import { createWorktree } from '../../../src/engine/git/worktree';
 import { taskPaths } from '../../../src/protocol';
 import { cleanupTemp, commitAll, git, makeRepo, writeFiles, writeState } from './helpers';
 
@@ -18,7 +18,7 @@ async function task(repo: string, root = repo, workspace = root) {
 
 const read = (...p: string[]) => readFileSync(path.join(...p), 'utf8');
 
-describe('engine/git: applyTask', () => {
+describe('engine/git/git: applyTask', () => {
   afterEach(cleanupTemp);
 
   it('applies created, modified, deleted, renamed, binary and non-ASCII files byte-identically, recording applied.json', async () => {

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { countsFromPatch, parseDiffOutput, parseNameStatus, parseNumstat, withoutUnchanged } from '../../../src/engine/diff-parse';
+import { countsFromPatch, parseDiffOutput, parseNameStatus, parseNumstat, withoutUnchanged } from '../../../src/engine/git/diff-parse';
 import { cleanupTemp, makeRepo, writeFiles } from './helpers';
 
 /** Real `git diff-index` output of a repository with a modification, a creation, a deletion and a rename. */
@@ -12,7 +12,7 @@ function realDiffOutput(formats: string[]): Buffer {
   return execFileSync('git', ['-c', 'core.quotePath=false', 'diff-index', '--cached', '--find-renames', '--no-color', ...formats, '-z', 'HEAD'], { cwd: repo });
 }
 
-describe('engine/diff-parse: git -z diff output parsers (no git run by the parser)', () => {
+describe('engine/git/diff-parse: git -z diff output parsers (no git run by the parser)', () => {
   afterEach(cleanupTemp);
 
   it('parseDiffOutput reads raw + numstat records of real git output', () => {

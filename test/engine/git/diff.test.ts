@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ReportSchema, type Report } from '../../../src/protocol';
-import { reconcileReport, worktreeDiff, type DiffResult } from '../../../src/engine/reconcile';
-import { createWorktree } from '../../../src/engine/worktree';
+import { reconcileReport, worktreeDiff, type DiffResult } from '../../../src/engine/git/reconcile';
+import { createWorktree } from '../../../src/engine/git/worktree';
 import { cleanupTemp, commitAll, git, makeRepo, tempDir, writeFiles } from './helpers';
 
 async function worktreeOf(files: Record<string, string | Buffer> = { 'a.txt': 'one\ntwo\n', 'b.txt': 'bee\n' }) {
@@ -32,7 +32,7 @@ async function countingDiffs<T>(fn: () => Promise<T>): Promise<{ result: T; diff
   }
 }
 
-describe('engine/git: worktree diff against base_ref', () => {
+describe('engine/git/git: worktree diff against base_ref', () => {
   afterEach(cleanupTemp);
 
   it('shows a created file without any commit or git add, and leaves the worktree index untouched', async () => {
@@ -262,7 +262,7 @@ describe('engine/git: worktree diff against base_ref', () => {
   });
 });
 
-describe('engine/git: reconcileReport', () => {
+describe('engine/git/git: reconcileReport', () => {
   const report = (changes: Report['changes'], findings: Report['findings'] = []): Report =>
     ReportSchema.parse({ protocol: 'caesar.report/v1', status: 'success', summary: 'done', changes, findings });
   const diff = {

@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { applyTask } from '../../../src/engine/apply';
-import { collectGarbage, type GcEntry } from '../../../src/engine/gc';
-import { createWorktree } from '../../../src/engine/worktree';
+import { applyTask } from '../../../src/engine/git/apply';
+import { collectGarbage, type GcEntry } from '../../../src/engine/tasks/gc';
+import { createWorktree } from '../../../src/engine/git/worktree';
 import { taskPaths } from '../../../src/protocol';
 import type { TaskState } from '../../../src/protocol';
 import { cleanupTemp, commitAll, deadPid, git, makeRepo, tempDir, writeFiles, writeState } from './helpers';
@@ -21,7 +21,7 @@ function entryOf(entries: GcEntry[], id: string): Pick<GcEntry, 'action' | 'reas
 
 const branchExists = (repo: string, branch: string) => git(repo, 'branch', '--list', branch).trim() !== '';
 
-describe('engine/git: collectGarbage', () => {
+describe('engine/git/git: collectGarbage', () => {
   afterEach(cleanupTemp);
 
   it('KEEPS a worktree whose agent committed work that was never applied (reference §8.1 lost it)', async () => {

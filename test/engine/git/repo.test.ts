@@ -1,14 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { gitToplevel, repoState } from '../../../src/engine/git';
-import { createWorktree, isPlainBranchName, listWorktrees, removeWorktree, worktreeIgnoreFinding } from '../../../src/engine/worktree';
+import { gitToplevel, repoState } from '../../../src/engine/git/git';
+import { createWorktree, isPlainBranchName, listWorktrees, removeWorktree, worktreeIgnoreFinding } from '../../../src/engine/git/worktree';
 import { isSafeId } from '../../../src/protocol';
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cleanupTemp, commitAll, git, makeRepo, tempDir, writeFiles } from './helpers';
 
-describe('engine/git: repository state and worktrees', () => {
+describe('engine/git/git: repository state and worktrees', () => {
   afterEach(cleanupTemp);
 
   it('repoState names a directory outside git as not-a-repo, with a remedy', async () => {

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { realpathSync, rmSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { inplaceDiff, takeSnapshot } from '../../../src/engine/reconcile';
+import { inplaceDiff, takeSnapshot } from '../../../src/engine/git/reconcile';
 import { cleanupTemp, git, makeRepo, tempDir, writeFiles } from './helpers';
 
 /** Everything that would reveal a write to the user's index. */
@@ -13,7 +13,7 @@ function indexFingerprint(repo: string) {
   };
 }
 
-describe('engine/git: in-place snapshots (temporary index)', () => {
+describe('engine/git/git: in-place snapshots (temporary index)', () => {
   afterEach(cleanupTemp);
 
   it('sees a re-edit of an already dirty file, which a status comparison misses', async () => {

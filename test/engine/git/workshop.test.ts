@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import * as path from 'node:path';
-import { detectWorkshop, materialize, SetupError, workshopFinding, WorkshopPathError } from '../../../src/engine/workshop';
-import { worktreeDiff } from '../../../src/engine/reconcile';
-import { createWorktree } from '../../../src/engine/worktree';
-import { isExcluded } from '../../../src/engine/rel-path';
+import { detectWorkshop, materialize, SetupError, workshopFinding, WorkshopPathError } from '../../../src/engine/git/workshop';
+import { worktreeDiff } from '../../../src/engine/git/reconcile';
+import { createWorktree } from '../../../src/engine/git/worktree';
+import { isExcluded } from '../../../src/engine/git/rel-path';
 import { cleanupTemp, makeRepo, tempDir, writeFiles } from './helpers';
 
 let counter = 0;
@@ -16,7 +16,7 @@ async function setupRepo(files: Record<string, string> = {}) {
 
 const noSetup = { setup: [] as string[] };
 
-describe('engine/git: workshop materialization', () => {
+describe('engine/git/git: workshop materialization', () => {
   afterEach(cleanupTemp);
 
   it('copies ignored paths, links with absolute symlinks, and skips absent/tracked/not-ignored/already-present', async () => {
@@ -134,7 +134,7 @@ describe('engine/git: workshop materialization', () => {
   });
 });
 
-describe('engine/git: workshop detection', () => {
+describe('engine/git/git: workshop detection', () => {
   afterEach(cleanupTemp);
 
   it('picks the most specific marker first (pnpm before npm) and adds ignored untracked .env files', async () => {

@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { locateSupervisor } from '../../../src/engine/supervisor-process';
+import { locateSupervisor } from '../../../src/engine/launch/supervisor-process';
 import { delegateTask } from '../../../src/engine/tasks';
-import { idleWorktrees } from '../../../src/engine/worktree-pool';
+import { idleWorktrees } from '../../../src/engine/git/worktree-pool';
 import { ResultDocSchema, TaskStateSchema, taskPaths, type TaskState } from '../../../src/protocol';
-import { readJsonFile } from '../../../src/engine/atomic';
+import { readJsonFile } from '../../../src/engine/store/atomic';
 import { cleanupTemp, makeRepo, tempDir } from './helpers';
 import { buildShippedCli } from '../runtime/helpers';
 
@@ -26,7 +26,7 @@ async function finalState(root: string, id: string): Promise<TaskState> {
   });
 }
 
-describe('engine/git: warm worktree pool, through the lean supervisor', function () {
+describe('engine/git/git: warm worktree pool, through the lean supervisor', function () {
   this.timeout(120_000);
   let cli: string;
   let caches: string;

@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { collectGarbage } from '../../../src/engine/gc';
-import { worktreeDiff } from '../../../src/engine/reconcile';
-import { materialize } from '../../../src/engine/workshop';
-import { createWorktree, defaultBranch, listWorktrees, removeWorktree } from '../../../src/engine/worktree';
-import { drainPool, idleWorktrees, isPoolEntry, refillPool, takeWarmWorktree } from '../../../src/engine/worktree-pool';
+import { collectGarbage } from '../../../src/engine/tasks/gc';
+import { worktreeDiff } from '../../../src/engine/git/reconcile';
+import { materialize } from '../../../src/engine/git/workshop';
+import { createWorktree, defaultBranch, listWorktrees, removeWorktree } from '../../../src/engine/git/worktree';
+import { drainPool, idleWorktrees, isPoolEntry, refillPool, takeWarmWorktree } from '../../../src/engine/git/worktree-pool';
 import { cleanupTemp, commitAll, git, makeRepo, writeFiles } from './helpers';
 
 /** Every file and symlink under `dir` (relative, '/'-separated), .git excluded: what an agent would find there. */
@@ -24,7 +24,7 @@ function take(repo: string, id: string) {
   return takeWarmWorktree({ gitRoot: repo, id, branch: defaultBranch(id) });
 }
 
-describe('engine/git: warm worktree pool', () => {
+describe('engine/git/git: warm worktree pool', () => {
   afterEach(cleanupTemp);
 
   it('fills up to its size, hands a worktree out on the task branch at HEAD, and is refilled', async () => {

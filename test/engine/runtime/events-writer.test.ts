@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { readEventsText } from '../../../src/protocol';
-import { EventsWriter, MAX_EVENT_TEXT } from '../../../src/engine/events-writer';
+import { EventsWriter, MAX_EVENT_TEXT } from '../../../src/engine/run/events-writer';
 
 function tempFile(): string {
   return path.join(mkdtempSync(path.join(tmpdir(), 'caesar-ew-')), 'events.jsonl');

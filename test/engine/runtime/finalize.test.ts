@@ -2,8 +2,8 @@ import { strict as assert } from 'node:assert';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { writeConclusion, type Conclusion } from '../../../src/engine/finalize';
-import { StateWriter } from '../../../src/engine/state-writer';
+import { writeConclusion, type Conclusion } from '../../../src/engine/run/finalize';
+import { StateWriter } from '../../../src/engine/run/state-writer';
 import { TaskStateSchema, type TaskState } from '../../../src/protocol';
 
 /*

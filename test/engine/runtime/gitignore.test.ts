@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { ensureCaesarGitignore } from '../../../src/engine/delegate';
-import { worktreeIgnoreFinding } from '../../../src/engine/worktree';
+import { ensureCaesarGitignore } from '../../../src/engine/launch/delegate';
+import { worktreeIgnoreFinding } from '../../../src/engine/git/worktree';
 import { git, makeRepo } from './helpers';
 
 /** makeRepo() ignores .caesar/ itself; these tests need a repository that does not. */

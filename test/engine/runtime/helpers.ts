@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { build } from 'esbuild';
 import { taskPaths, type ProtocolEvent } from '../../../src/protocol';
-import { readJsonFile } from '../../../src/engine/atomic';
-import { delegate, type DelegateInput } from '../../../src/engine/delegate';
+import { readJsonFile } from '../../../src/engine/store/atomic';
+import { delegate, type DelegateInput } from '../../../src/engine/launch/delegate';
 import { ResultDocSchema, type ResultDoc } from '../../../src/protocol';
 import { TaskStateSchema, type TaskState } from '../../../src/protocol';
-import { TaskStore } from '../../../src/engine/store';
+import { TaskStore } from '../../../src/engine/store/store';
 import type { GenericAgentDef } from '../../../src/protocol';
 
 export const REPO_ROOT = path.resolve(__dirname, '../../..');

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { extractReport, resolveReport, synthesize, type ResolveReportInput } from '../../../src/engine/report';
+import { extractReport, resolveReport, synthesize, type ResolveReportInput } from '../../../src/engine/run/report';
 
 const R = (extra: Record<string, unknown> = {}) => ({ protocol: 'caesar.report/v1', status: 'success', summary: 'ok', ...extra });
 

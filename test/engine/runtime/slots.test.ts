@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { SlotWaitAborted, acquireSlot, slotsDir } from '../../../src/engine/slots';
+import { SlotWaitAborted, acquireSlot, slotsDir } from '../../../src/engine/store/slots';
 
 function root(): string {
   return mkdtempSync(path.join(tmpdir(), 'caesar-slots-'));
@@ -51,7 +51,7 @@ describe('engine runtime: slots (max_parallel across processes, FIFO)', () => {
     const releasing = path.join(r, 'child-releasing');
     const child = spawn(
       process.execPath,
-      ['-r', 'tsx/cjs', '-e', `require(${JSON.stringify(path.resolve(__dirname, '../../../src/engine/slots.ts'))}).acquireSlot({root:${JSON.stringify(r)},limit:1}).then(s=>{console.log('held');setTimeout(()=>{require('node:fs').writeFileSync(${JSON.stringify(releasing)},'');s.release().then(()=>process.exit(0))},800)})`],
+      ['-r', 'tsx/cjs', '-e', `require(${JSON.stringify(path.resolve(__dirname, '../../../src/engine/store/slots.ts'))}).acquireSlot({root:${JSON.stringify(r)},limit:1}).then(s=>{console.log('held');setTimeout(()=>{require('node:fs').writeFileSync(${JSON.stringify(releasing)},'');s.release().then(()=>process.exit(0))},800)})`],
       { stdio: ['ignore', 'pipe', 'inherit'], cwd: path.resolve(__dirname, '../../..') },
     );
     await new Promise<void>((res) => child.stdout!.on('data', (d) => String(d).includes('held') && res()));

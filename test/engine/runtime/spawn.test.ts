@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { SpawnPlan } from '../../../src/agents/types';
-import { groupAlive, runAgentProcess, type RunAgentOptions } from '../../../src/engine/spawn';
+import { groupAlive, runAgentProcess, type RunAgentOptions } from '../../../src/engine/process/spawn';
 import { pidAlive } from './helpers';
 
 function plan(script: string, stdin?: string): SpawnPlan {

@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { delegate } from '../../../src/engine/delegate';
-import { SupervisorStandby, prestartSupervisor, takeStandby } from '../../../src/engine/supervisor-process';
+import { delegate } from '../../../src/engine/launch/delegate';
+import { SupervisorStandby, prestartSupervisor, takeStandby } from '../../../src/engine/launch/supervisor-process';
 import { taskPaths } from '../../../src/protocol';
 import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, runCliScript, waitFor, waitForFinished } from './helpers';
 

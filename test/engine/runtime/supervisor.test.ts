@@ -3,13 +3,13 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
-import { readJsonFile } from '../../../src/engine/atomic';
-import { concludeLostTasks } from '../../../src/engine/conclude';
-import { delegate, TaskExistsError } from '../../../src/engine/delegate';
-import { requestCancel, answerQuestion } from '../../../src/engine/requests';
+import { readJsonFile } from '../../../src/engine/store/atomic';
+import { concludeLostTasks } from '../../../src/engine/run/conclude';
+import { delegate, TaskExistsError } from '../../../src/engine/launch/delegate';
+import { requestCancel, answerQuestion } from '../../../src/engine/store/requests';
 import { TaskStateSchema } from '../../../src/protocol';
-import { TaskStore } from '../../../src/engine/store';
-import { worktreeDiff } from '../../../src/engine/reconcile';
+import { TaskStore } from '../../../src/engine/store/store';
+import { worktreeDiff } from '../../../src/engine/git/reconcile';
 import {
   buildCli, fixtureAgent, git, groupGone, makePlainDir, makeRepo, pidAlive, readFinished, startFixture, waitFor, waitForFinished,
 } from './helpers';

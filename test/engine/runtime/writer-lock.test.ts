@@ -2,12 +2,12 @@ import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync, readFileSync, readdirSync, watch, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
-import { requestCancel } from '../../../src/engine/requests';
-import { slotsDir } from '../../../src/engine/slots';
-import { acquireWorkspaceWriter, WorkspaceBusyError } from '../../../src/engine/writer-lock';
+import { requestCancel } from '../../../src/engine/store/requests';
+import { slotsDir } from '../../../src/engine/store/slots';
+import { acquireWorkspaceWriter, WorkspaceBusyError } from '../../../src/engine/store/writer-lock';
 import { stateDir } from '../../../src/protocol';
 import { makeRepo, startFixture, waitFor, waitForFinished } from './helpers';
-import { TaskStore } from '../../../src/engine/store';
+import { TaskStore } from '../../../src/engine/store/store';
 
 /** state.json when it holds a final status; undefined while active or mid-rename. Read synchronously: no await between
  * seeing the final state and looking at the lease and slot folders. */

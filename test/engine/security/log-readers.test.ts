@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { symlinkSync, writeFileSync } from 'node:fs';
 import { taskPaths } from '../../../src/protocol';
 import { readRawLogPage } from '../../../src/engine/tasks/operations';
-import { lastLogLines } from '../../../src/engine/report';
+import { lastLogLines } from '../../../src/engine/run/report';
 import { writeState } from '../store/helpers';
 import { runBuiltCli } from '../runtime/helpers';
 import { mkfifo, tempDir, within } from './helpers';

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runGit, runGitNeutral } from '../../../src/engine/git';
+import { runGit, runGitNeutral } from '../../../src/engine/git/git';
 import {
   RecordRefused,
   checkObjectId,
@@ -13,11 +13,11 @@ import {
   rootRepository,
   taskVersionPath,
   type RootRepository,
-} from '../../../src/engine/record-checks';
-import { createWorktree } from '../../../src/engine/worktree';
+} from '../../../src/engine/git/record-checks';
+import { createWorktree } from '../../../src/engine/git/worktree';
 import { git, makeRepo } from '../runtime/helpers';
 
-// The checks behind every reader that acts on a task record's fields (src/engine/record-checks.ts), on real repositories.
+// The checks behind every reader that acts on a task record's fields (src/engine/git/record-checks.ts), on real repositories.
 
 describe('security: task record checks (issue 13.1)', function () {
   this.timeout(30_000);

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { createWorktree } from '../../../src/engine/worktree';
+import { createWorktree } from '../../../src/engine/git/worktree';
 import { git, makeRepo } from '../runtime/helpers';
 import { installVscodeStub, recorded, resetVscodeStub, Uri } from './vscode-stub';
 

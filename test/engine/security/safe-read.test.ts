@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UnsafeFileError, listFolder, openRegularFile, readRegularFileBounded } from '../../../src/base/safe-read';
-import { readJsonFile } from '../../../src/engine/atomic';
+import { readJsonFile } from '../../../src/engine/store/atomic';
 import { mkfifo, tempDir, within } from './helpers';
 
 // The one primitive every task-file reader goes through (src/base/safe-read.ts).

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
-import { answerQuestion, pendingQuestions, requestCancel } from '../../../src/engine/requests';
+import { answerQuestion, pendingQuestions, requestCancel } from '../../../src/engine/store/requests';
 import { tempRoot, writeState } from './helpers';
 
 function ask(root: string, id: string, qid: string, patch: Record<string, unknown> = {}) {
@@ -43,7 +43,7 @@ describe('engine: requests (cancel, answer)', () => {
     writeState(root, 't');
     ask(root, 't', 'race');
     const target = path.join(taskPaths(root, 't').answersDir, 'race.json');
-    const moduleUrl = path.resolve(__dirname, '../../../src/engine/requests.ts');
+    const moduleUrl = path.resolve(__dirname, '../../../src/engine/store/requests.ts');
     const runs = Array.from({ length: 6 }, (_, i) =>
       new Promise<number>((resolve) => {
         const code = `require(${JSON.stringify(moduleUrl)}).answerQuestion(${JSON.stringify(root)}, 't', 'race', 'answer ${i}', 'p${i}').then(() => process.exit(0), () => process.exit(3));`;

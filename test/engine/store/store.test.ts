@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
-import { TaskStore, observedStatus } from '../../../src/engine/store';
+import { TaskStore, observedStatus } from '../../../src/engine/store/store';
 import type { ProtocolEvent } from '../../../src/protocol';
 import { eventLine, tempRoot, writeState } from './helpers';
 import { waitFor } from '../../support/wait';

@@ -5,7 +5,7 @@ import type { Style } from '../../../src/cli/format';
 import { EMPTY_TASK_VIEW, foldTaskView } from '../../../src/common/task-view';
 import { TaskActivity } from '../../../src/extension/tasks/activity';
 import { parseEvent, type EventDraft, type ProtocolEvent } from '../../../src/protocol';
-import type { TaskSummary } from '../../../src/engine/store';
+import type { TaskSummary } from '../../../src/engine/store/store';
 import { MemoryTimeline as TimelineRows } from '../timeline/memory-rows';
 
 /*

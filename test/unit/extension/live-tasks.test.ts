@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { appendFileSync, rmSync } from 'node:fs';
 import type * as vscode from 'vscode';
-import { TaskStore } from '../../../src/engine/store';
+import { TaskStore } from '../../../src/engine/store/store';
 import { LiveTasks, type EventsRead } from '../../../src/extension/tasks/liveTasks';
 import { taskPaths } from '../../../src/protocol';
 import { eventLine, tempRoot, writeState } from '../../engine/store/helpers';

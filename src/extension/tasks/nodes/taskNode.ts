@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { isActive, type TaskSummary } from '../../../engine/store';
+import { isActive, type TaskSummary } from '../../../engine/tasks';
 import type { ObservedStatus } from '../../../protocol';
 import { formatDuration, formatUsage, oneLine } from '../format';
 

@@ -1,0 +1,350 @@
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+import type { Change, Finding, Mode, Report } from '../../protocol';
+import { CAESAR_DIR } from '../../protocol';
+import {
+  NEUTRAL_CONFIG,
+  excludePathspec,
+  gitText,
+  literalPathspec,
+  recheckedWorktreeRepo,
+  runGit,
+  verifiedWorktreeRepo,
+  withTempIndex,
+  workTreePaths,
+  worktreeGitArgs,
+  type WorktreeRepo,
+} from './git';
+import { countsFromPatch, parseDiffOutput, withoutUnchanged } from './diff-parse';
+import { isExcluded, normalizeExcluded, normalizeRelPath } from './rel-path';
+import type { FileChangeRecord } from '../../protocol';
+
+/** One file of a diff, paths relative to the repository root, unquoted (parsed from `-z` output). */
+export type FileChange = FileChangeRecord;
+
+export interface DiffResult {
+  files: FileChange[];
+  /** The full patch (`--binary`), decoded as UTF-8 for display. Apply uses patch_bytes, never this text. */
+  patch: string;
+  /** The exact patch bytes: text files in other encodings survive only as bytes. Non-enumerable (not in JSON). */
+  patch_bytes: Buffer;
+  /** sha256 hex of patch_bytes: what applied.json records and gc compares. */
+  patch_digest: string;
+  is_empty: boolean;
+}
+
+/** The full working-tree state of a repository at one moment, as a git tree object (reference §8.15 fixed). */
+export interface Snapshot {
+  gitRoot: string;
+  tree: string;
+  taken_at: string;
+  /** The repository's index when the snapshot was taken: the comparison at the end copies it without asking git. */
+  indexFile?: string;
+}
+
+/** The work tree a snapshot is taken of, and its index (what `rev-parse --show-toplevel --git-path index` says). */
+export interface SnapshotRepo {
+  gitRoot: string;
+  indexFile: string;
+}
+
+export interface DiffOptions {
+  /** Restrict to these repository-relative paths (a rename is kept whole when either of its paths is named). */
+  only?: readonly string[];
+  /**
+   * false: the files and their counts only, no patch (`patch` and `patch_digest` are '', `patch_bytes` empty), for
+   * a caller that needs only the list. Default true.
+   */
+  patch?: boolean;
+}
+
+/**
+ * Plumbing (`diff-index`), not `git diff`: the porcelain may refresh and rewrite the index it reads (the worktree's
+ * own, on the fast path) and reads diff.* settings from the user's config. Renames are asked for explicitly.
+ */
+const DIFF_FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '--find-renames', '--no-relative'];
+const PATCH_FLAGS = ['-p', '--binary', '--full-index'];
+
+/**
+ * Diff of a worktree against its frozen base commit — NEVER HEAD, so an agent that commits (all, some or none of
+ * its work) yields the same diff. Nothing is written in the worktree, and its index is never locked, so computing
+ * a diff (caesar diff, gc --dry-run) cannot collide with an agent's own `git commit` on index.lock.
+ *
+ * One `git ls-files --others` finds the untracked files. Without any, one `git diff-index` (raw + numstat + patch
+ * in a single pass) reads the worktree's index as is. With some, they are marked intent-to-add in a private copy
+ * of the index first, so that git sees them as new files (with counts, binary detection and renames from deleted
+ * tracked files), then the same single diff runs against that copy.
+ */
+export async function worktreeDiff(
+  worktree: string,
+  baseRef: string,
+  excluded: readonly string[],
+  options: DiffOptions = {},
+  /** The worktree's repository as read at its creation (the supervisor knows it): checked without a git process. */
+  known?: WorktreeRepo,
+): Promise<DiffResult> {
+  // Named explicitly, never discovered: an agent that removed the worktree's .git must not make us diff the checkout.
+  const repo = known ?? (await verifiedWorktreeRepo(worktree));
+  const explicit = worktreeGitArgs(repo);
+  const exclusions = normalizeExcluded(excluded).map(excludePathspec);
+  const listing = runGit([...explicit, 'ls-files', '--others', '--exclude-standard', '-z', '--', ...exclusions], {
+    cwd: repo.workTree,
+    env: READ_ONLY,
+  });
+  // A known worktree is rechecked while this read-only listing runs (it writes nothing, and names the git dir read
+  // at creation); the listing is used, and its failure reported, only once the check has passed.
+  listing.catch(() => undefined);
+  if (known) await recheckedWorktreeRepo(worktree, known);
+  const untracked = await listing;
+  const diff = (env: Record<string, string>) =>
+    diffOnce(repo.workTree, ['diff-index', baseRef], env, excluded, options, [], explicit);
+  if (untracked.stdout.length === 0) return diff(READ_ONLY);
+  return withTempIndex(
+    repo.workTree,
+    async (env) => {
+      // ls-files -z output is exactly a NUL-separated pathspec file; literal, so no name is read as a glob.
+      await runGit([...explicit, 'add', '--intent-to-add', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+        cwd: repo.workTree,
+        env: { ...env, GIT_LITERAL_PATHSPECS: '1' },
+        input: untracked.stdout,
+      });
+      return diff({ ...env, ...READ_ONLY });
+    },
+    path.join(repo.gitDir, 'index'),
+  );
+}
+
+/** Git must not write anything while it only inspects (no opportunistic index refresh). */
+const READ_ONLY = { GIT_OPTIONAL_LOCKS: '0' };
+
+/**
+ * Snapshot of the user's working tree: `git add -A` (untracked files included, ignored ones not, `.caesar/` folders
+ * excluded at any depth) into a TEMPORARY index, then `write-tree`. Re-edits of dirty files, reverts and new
+ * untracked directories all change the tree, which a `git status` comparison misses. The user's index is only read.
+ */
+export async function takeSnapshot(workspace: string, known?: SnapshotRepo): Promise<Snapshot> {
+  // `known`: the caller has just asked git for the workspace's toplevel and index (repoState), no need to ask again.
+  const repo = known ?? (await snapshotRepo(workspace));
+  const tree = await withTempIndex(
+    repo.gitRoot,
+    async (env) => {
+      await addEverything(repo.gitRoot, env);
+      return gitText(['write-tree'], repo.gitRoot, env);
+    },
+    repo.indexFile,
+  );
+  return { gitRoot: repo.gitRoot, tree, taken_at: new Date().toISOString(), indexFile: repo.indexFile };
+}
+
+/**
+ * In-place diff: the working tree staged again into a temporary index exactly as for the snapshot, then that index
+ * compared with the snapshot's tree in one `diff-index --cached` (the same as writing a second tree and comparing
+ * the two trees, one git process less).
+ */
+export async function inplaceDiff(workspace: string, before: Snapshot, excluded: readonly string[], options: DiffOptions = {}): Promise<DiffResult> {
+  const { repo, stay } = await repoOfSnapshot(workspace, before);
+  return withTempIndex(
+    repo.gitRoot,
+    async (index) => {
+      const env = { ...index, ...stay };
+      await addEverything(repo.gitRoot, env);
+      // .caesar/ is never staged, so it cannot differ: excluding it also hides an intent-to-add entry the user's
+      // index may hold there, which a tree would not contain.
+      return diffOnce(repo.gitRoot, ['diff-index', '--cached', before.tree], env, excluded, options, caesarExcludes());
+    },
+    repo.indexFile,
+  );
+}
+
+/**
+ * The repository to compare with `before`: it must still be the one the snapshot was taken of. Asked of git, unless
+ * the workspace is the snapshot's toplevel and the snapshot knows its index (the checkout guard, an in-place task at
+ * the root): then git is kept from looking above that toplevel (GIT_CEILING_DIRECTORIES), so a repository that
+ * vanished fails the comparison as `rev-parse` would, instead of git finding an enclosing one.
+ */
+async function repoOfSnapshot(workspace: string, before: Snapshot): Promise<{ repo: SnapshotRepo; stay: Record<string, string> }> {
+  const parent = path.dirname(before.gitRoot);
+  // A ceiling that is the root itself, or that the variable's list would split in two, would not hold: ask git.
+  const ceilingHolds = parent !== before.gitRoot && !parent.includes(path.delimiter);
+  if (before.indexFile && path.resolve(workspace) === before.gitRoot && ceilingHolds) {
+    return { repo: { gitRoot: before.gitRoot, indexFile: before.indexFile }, stay: { GIT_CEILING_DIRECTORIES: parent } };
+  }
+  const repo = await snapshotRepo(workspace);
+  if (repo.gitRoot !== before.gitRoot) {
+    throw new Error(`The snapshots belong to different repositories (${before.gitRoot} vs ${repo.gitRoot}).`);
+  }
+  return { repo, stay: {} };
+}
+
+async function snapshotRepo(workspace: string): Promise<SnapshotRepo> {
+  const repo = await workTreePaths(workspace);
+  if (!repo) throw new Error(`Cannot snapshot ${workspace}: it is not inside a git repository.`);
+  return repo;
+}
+
+function addEverything(gitRoot: string, env: Record<string, string>): Promise<unknown> {
+  return runGit(['add', '-A', '--', '.', ...caesarExcludes()], { cwd: gitRoot, env });
+}
+
+function caesarExcludes(): string[] {
+  // `.caesar` at the top and in any subdirectory (a caesar root may be a subfolder of the repository): `**/`
+  // also matches zero folders. Only this glob form: `git add` exits 1 when a LITERAL exclude names an ignored
+  // path (the usual case, `.caesar/` in .gitignore), while the glob is accepted whether or not it is ignored.
+  return [`:(exclude,glob,top)**/${CAESAR_DIR}/**`];
+}
+
+/**
+ * One diff of the task's changes: `command` is the git plumbing command and its revision (`diff-index <base>`, or
+ * `diff-index --cached <tree>`), run with `env` (the index to read). Files, counts and patch come from ONE git
+ * process (`--raw -p -z`, the counts read off the patch); `only` needs a first listing pass to find both sides of a
+ * chosen rename.
+ */
+async function diffOnce(
+  cwd: string,
+  command: string[],
+  env: Record<string, string>,
+  excludedInput: readonly string[],
+  options: DiffOptions,
+  extraExclusions: readonly string[] = [],
+  gitArgs: readonly string[] = [],
+): Promise<DiffResult> {
+  const excluded = normalizeExcluded(excludedInput);
+  const exclusions = [...excluded.map(excludePathspec), ...extraExclusions];
+  const withPatch = options.patch !== false;
+  const runDiff = async (formats: string[], pathspec: string[]) =>
+    parseDiffOutput(
+      (
+        await runGit([...gitArgs, ...NEUTRAL_CONFIG, ...command.slice(0, 1), ...DIFF_FLAGS, ...formats, '-z', ...command.slice(1), '--', ...pathspec], {
+          cwd,
+          env,
+        })
+      ).stdout,
+    );
+  const listing = async (pathspec: string[]) => withoutUnchanged(await runDiff(['--raw', '--numstat'], pathspec));
+  const gitDiff = async (patch: boolean, pathspec: string[]) => {
+    if (!patch) return listing(pathspec);
+    // The counts are read off the patch: `--numstat` beside `-p` would make git run its line diff twice.
+    const withPatchOnly = await runDiff(['--raw', ...PATCH_FLAGS], pathspec);
+    const fromPatch = countsFromPatch(withPatchOnly.entries, withPatchOnly.unhashed, withPatchOnly.patch);
+    if (fromPatch) return { ...fromPatch, patch: withPatchOnly.patch };
+    // A patch we cannot line up with the listing (an unexpected status, a name that is not UTF-8): ask git.
+    return { ...(await listing(pathspec)), patch: withPatchOnly.patch };
+  };
+
+  let pathspec = exclusions;
+  const only = options.only?.map(normalizeRelPath).filter((p) => p !== '');
+  if (only?.length) {
+    const full = (await gitDiff(false, exclusions)).entries;
+    const unknown = only.filter((p) => !full.some((f) => f.path === p || f.old_path === p));
+    if (unknown.length) throw new Error(`Not in the task's diff: ${unknown.join(', ')}`);
+    // A rename is detected only when both of its sides are inside the pathspec: a rename named by either of its
+    // paths is restricted to both, so it is applied as a rename.
+    const wanted = new Set(only);
+    const chosen = new Set<string>();
+    for (const file of full) {
+      if (wanted.has(file.path) || (file.old_path && wanted.has(file.old_path))) {
+        chosen.add(file.path);
+        if (file.old_path) chosen.add(file.old_path);
+      }
+    }
+    pathspec = [...[...chosen].map(literalPathspec), ...exclusions];
+  }
+
+  const { entries, counts, patch: patchBytes } = await gitDiff(withPatch, pathspec);
+  const files = entries
+    // Safety net on top of the pathspec: the same prefix semantics the workshop uses.
+    .filter((file) => !isExcluded(file.path, excluded))
+    .map((file) => ({ ...file, ...(counts.get(file.path) ?? { additions: 0, deletions: 0, binary: false }) }));
+  const result = {
+    files,
+    patch: patchBytes.toString('utf8'),
+    patch_digest: withPatch ? digestPatch(patchBytes) : '',
+    is_empty: files.length === 0 && (withPatch ? patchBytes.length === 0 : entries.length === 0),
+  } as DiffResult;
+  // Non-enumerable: a DiffResult printed as JSON (CLI --json, MCP) must not dump the patch a second time as a
+  // byte array. Code that needs the exact bytes reads the property directly.
+  Object.defineProperty(result, 'patch_bytes', { value: patchBytes, enumerable: false });
+  return result;
+}
+
+export function digestPatch(patch: Buffer | string): string {
+  return createHash('sha256').update(patch).digest('hex');
+}
+
+export interface ReconcileOptions {
+  /**
+   * Absolute repository roots (the worktree, the user's git root): absolute declared paths under them are made
+   * repository-relative, like the diff's paths (codex reports absolute paths, reference §8.22).
+   */
+  roots?: readonly string[];
+  /** Repository-relative folder of the agent's cwd, prepended to its relative declared paths ('' at the root). */
+  prefix?: string;
+}
+
+export interface ReconcileOutcome {
+  report: Report;
+  changes_verified_by: 'git' | 'declaration';
+}
+
+/**
+ * With a diff, git is the source of truth: report.changes becomes the diff's files; undeclared diff files and
+ * declared files missing from the diff become medium findings; a read-only task with a non-empty diff gets a high
+ * finding. Without a diff the declaration stands. Existing findings are kept, new ones appended.
+ */
+export function reconcileReport(
+  report: Report,
+  diff: Pick<DiffResult, 'files' | 'is_empty'> | undefined,
+  mode: Mode,
+  options: ReconcileOptions = {},
+): ReconcileOutcome {
+  if (!diff) return { report, changes_verified_by: 'declaration' };
+  const declared = new Map<string, Change>();
+  for (const change of report.changes) declared.set(toRepoPath(change.path, options), change);
+
+  const findings: Finding[] = [...report.findings];
+  const changes: Change[] = diff.files.map((file) => {
+    const own = declared.get(file.path) ?? (file.old_path ? declared.get(file.old_path) : undefined);
+    const summary = file.action === 'renamed' ? `renamed from ${file.old_path ?? '?'}` : (own?.summary ?? '');
+    return { path: file.path, action: file.action, summary };
+  });
+
+  for (const file of diff.files) {
+    const wasDeclared = declared.has(file.path) || (file.old_path !== undefined && declared.has(file.old_path));
+    if (!wasDeclared) {
+      findings.push({
+        severity: 'medium',
+        title: 'Undeclared change',
+        file: file.path,
+        detail: `git shows ${file.path} as ${file.action}${file.old_path ? ` (from ${file.old_path})` : ''}, but the agent's report does not mention it.`,
+      });
+    }
+  }
+  const inDiff = new Set(diff.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path])));
+  for (const [repoPath, change] of declared) {
+    if (!inDiff.has(repoPath)) {
+      findings.push({
+        severity: 'medium',
+        title: 'Change declared but not found in the diff',
+        file: repoPath,
+        detail: `The agent reports ${change.path} as ${change.action}, but git shows no change to it.`,
+      });
+    }
+  }
+  if (mode === 'read-only' && diff.files.length > 0) {
+    findings.push({
+      severity: 'high',
+      title: 'Write detected during a read-only task',
+      detail: `The task was read-only, yet git shows changes to: ${diff.files.map((f) => f.path).join(', ')}.`,
+    });
+  }
+  return { report: { ...report, changes, findings }, changes_verified_by: 'git' };
+}
+
+function toRepoPath(declared: string, options: ReconcileOptions): string {
+  for (const root of options.roots ?? []) {
+    const base = root.endsWith('/') ? root : `${root}/`;
+    if (declared.startsWith(base)) return normalizeRelPath(declared.slice(base.length));
+  }
+  const relative = normalizeRelPath(declared);
+  return options.prefix ? normalizeRelPath(`${options.prefix}/${relative}`) : relative;
+}

@@ -1,0 +1,154 @@
+import { closeSync, fstatSync, promises as fs, readSync, writeSync } from 'node:fs';
+import * as path from 'node:path';
+import { taskPaths } from '../../protocol';
+import { isPidAlive } from '../../base/process';
+import { readJsonFile } from '../store/atomic';
+import { createExclusive } from '../../base/atomic';
+import { openRegularFileForWriting } from '../../base/safe-write';
+import { EventsWriter } from './events-writer';
+import { writeConclusion } from './finalize';
+import { gitToplevel } from '../git/git';
+import { reconcileScope, workspacePrefix } from './isolation';
+import { reconcileReport, worktreeDiff, type DiffResult, type ReconcileOptions } from '../git/reconcile';
+import { resolveReport } from './report';
+import { sweepTaskProcesses } from '../process/process-sweep';
+import { groupAlive, signalGroup } from '../process/spawn';
+import { ACTIVE_STATUSES, TaskStateSchema, type Report, type TaskState } from '../../protocol';
+import { StateWriter } from './state-writer';
+import { TaskStore, type TaskSummary } from '../store/store';
+
+export interface ConcludedTask {
+  id: string;
+  supervisor_pid?: number;
+  /** The agent's process group was still running, orphaned, and was stopped. */
+  agent_stopped: boolean;
+  /** Files git shows as changed in the task's worktree (kept for review). */
+  changed_files: number;
+}
+
+const AGENT_GRACE_MS = 3000;
+const LOCK = 'conclude.lock';
+
+/**
+ * Concludes tasks whose supervisor died without concluding (`lost`): stops the agent group it left running, then
+ * writes what the supervisor would have written, in its order (finalize.ts) — result.json (the agent's report if it
+ * left a valid one, else a synthesized failure, reconciled with git as the supervisor would have), the final state
+ * `failed`, then one closing `finished` event numbered after the last one. The supervisor was the single writer of those files; once it is provably gone (dead pid on this
+ * host), this becomes their writer, guarded by an exclusive lock so two concurrent `caesar gc` never both do it.
+ * The worktree is left alone: gc judges it like any other (kept when it holds unapplied work).
+ */
+export async function concludeLostTasks(root: string, options: { dryRun: boolean }): Promise<ConcludedTask[]> {
+  const store = new TaskStore(root);
+  const lost = (await store.list()).filter((task) => task.observed === 'lost');
+  const concluded: ConcludedTask[] = [];
+  for (const task of lost) {
+    if (options.dryRun) {
+      concluded.push({ id: task.id, ...pid(task.state), agent_stopped: false, changed_files: task.result?.diff?.files.length ?? 0 });
+      continue;
+    }
+    const done = await concludeOne(root, task).catch(() => undefined);
+    if (done) concluded.push(done);
+  }
+  return concluded;
+}
+
+async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTask | undefined> {
+  const paths = taskPaths(root, task.id);
+  const lock = path.join(paths.dir, LOCK);
+  if (!(await createExclusive(lock, `${JSON.stringify({ pid: process.pid, at: new Date().toISOString() })}\n`))) return undefined;
+  try {
+    const state = await readJsonFile(paths.state, TaskStateSchema);
+    if (!state || !ACTIVE_STATUSES.includes(state.status)) return undefined;
+    if (state.supervisor_pid !== undefined && isPidAlive(state.supervisor_pid)) return undefined;
+    const agentStopped = await stopOrphanedAgent(state);
+    const diff = await diffOf(state);
+    const why = `The task's supervisor${state.supervisor_pid ? ` (pid ${state.supervisor_pid})` : ''} disappeared before the task ended; concluded by caesar gc.`;
+    const resolved = await resolveReport({
+      taskId: task.id,
+      tier: 'file',
+      channel: false,
+      paths,
+      translation: {},
+      outcome: { exitCode: null, timedOut: false, cancelled: false, spawnError: why },
+      ...(diff ? { diffFiles: diff.files } : {}),
+    });
+    const reconciled = reconcileReport(resolved.report, diff, state.mode, diff ? await reconcileScopeOf(state) : {});
+    const report = {
+      ...reconciled.report,
+      findings: [...reconciled.report.findings, ...resolved.findings, { severity: 'high' as const, title: 'Task interrupted', detail: why }],
+    };
+    // The supervisor's conclusion, in its order (finalize.ts); nothing is held any more, so nothing to release.
+    await writeConclusion(
+      {
+        status: 'failed',
+        report,
+        source: resolved.source,
+        verifiedBy: reconciled.changes_verified_by,
+        agentReportValid: resolved.agent_report_valid,
+        ...(resolved.agent_report_error ? { agentReportError: resolved.agent_report_error } : {}),
+        ...(diff ? { diff } : {}),
+        error: why,
+      },
+      {
+        resultFile: paths.result,
+        state: new StateWriter(paths.state, state),
+        release: async () => {},
+        // The same status the state's report_status gets (the report's), as the supervisor's own finish writes.
+        finish: (final) => appendFinished(paths.events, task, { status: final.status, summary: why }),
+      },
+    );
+    return { id: task.id, ...pid(state), agent_stopped: agentStopped, changed_files: diff?.files.length ?? 0 };
+  } finally {
+    await fs.rm(lock, { force: true });
+  }
+}
+
+/** The agent runs in its own process group, so it survives its supervisor: stop it before judging its work. */
+async function stopOrphanedAgent(state: TaskState): Promise<boolean> {
+  const group = state.agent_pid;
+  let stopped = false;
+  if (group !== undefined && groupAlive(group)) {
+    signalGroup(group, 'SIGTERM');
+    const deadline = Date.now() + AGENT_GRACE_MS;
+    while (groupAlive(group) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (groupAlive(group)) signalGroup(group, 'SIGKILL');
+    stopped = true;
+  }
+  // And whatever of the task left the group (setsid, double fork): found by the task id in its environment.
+  const escapees = await sweepTaskProcesses(state.id, AGENT_GRACE_MS).catch(() => []);
+  return stopped || escapees.length > 0;
+}
+
+/** The scope the supervisor reconciled with, rebuilt from what the state recorded (the worktree, the workspace). */
+async function reconcileScopeOf(state: TaskState): Promise<ReconcileOptions> {
+  const gitRoot = await gitToplevel(state.workspace);
+  const prefix = gitRoot ? await workspacePrefix(gitRoot, state.workspace).catch(() => '') : '';
+  return reconcileScope({ worktreePath: state.worktree, gitRoot, prefix });
+}
+
+async function diffOf(state: TaskState): Promise<DiffResult | undefined> {
+  if (!state.worktree || !state.base_ref) return undefined;
+  const exists = await fs.stat(state.worktree).then(() => true, () => false);
+  return exists ? worktreeDiff(state.worktree, state.base_ref, state.excluded_paths) : undefined;
+}
+
+/** One closing event after the last one; a line the dead writer left half-written is closed off first. */
+async function appendFinished(file: string, task: TaskSummary, draft: { status: Report['status']; summary: string }): Promise<void> {
+  if (task.lastEvent?.type === 'finished') return;
+  // Not through a symlink, not blocked by a FIFO: anything but a regular file is refused (safe-write.ts).
+  const fd = openRegularFileForWriting(file, 'append');
+  try {
+    const { size } = fstatSync(fd);
+    const last = Buffer.alloc(1);
+    if (size > 0) readSync(fd, last, 0, 1, size - 1);
+    if (size > 0 && last[0] !== 0x0a) writeSync(fd, '\n');
+  } finally {
+    closeSync(fd);
+  }
+  const writer = new EventsWriter(file, task.id, () => {}, (task.lastEvent?.seq ?? -1) + 1);
+  writer.finish({ type: 'finished', ...draft });
+}
+
+function pid(state: TaskState): { supervisor_pid?: number } {
+  return state.supervisor_pid !== undefined ? { supervisor_pid: state.supervisor_pid } : {};
+}

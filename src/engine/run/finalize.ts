@@ -1,0 +1,68 @@
+import { parseReport, type Report, type Usage } from '../../protocol';
+import { writeJsonAtomic } from '../../base/atomic';
+import type { DiffResult } from '../git/reconcile';
+import type { ResultDoc } from '../../protocol';
+import type { ReportSource, TaskState, TaskStatus } from '../../protocol';
+import type { StateWriter } from './state-writer';
+
+/** How a task ended, as its writer concluded it: what result.json and the final state are made of. */
+export interface Conclusion {
+  status: TaskStatus;
+  report: Report;
+  source: ReportSource;
+  verifiedBy: 'git' | 'declaration';
+  agentReportValid: boolean;
+  agentReportError?: string;
+  usage?: Usage;
+  diff?: DiffResult;
+  /** The agent's exit; left out of the state when nobody saw the agent end (a task concluded by gc). */
+  exitCode?: number | null;
+  signal?: string | null;
+  error?: string;
+}
+
+export interface ConclusionWriters {
+  resultFile: string;
+  state: StateWriter;
+  /** Gives back what the task held (in-place writer lease, slot); called between result.json and the final state. */
+  release(): Promise<void>;
+  /** Appends the single closing `finished` event; called last. */
+  finish(report: Report): void | Promise<void>;
+}
+
+/**
+ * result.json, then the lease and slot given back, then the final state, then the single `finished` event: a
+ * follower that sees the final state or `finished` finds everything written and every resource released. The
+ * supervisor and gc (concluding a task whose supervisor died) both conclude through here, so the order is one.
+ */
+export async function writeConclusion(final: Conclusion, writers: ConclusionWriters): Promise<TaskState> {
+  const report = parseReport({ ...final.report, ...(final.usage ? { usage: final.usage } : {}) });
+  const result: ResultDoc = {
+    report,
+    report_source: final.source,
+    changes_verified_by: final.verifiedBy,
+    agent_report_valid: final.agentReportValid,
+    ...(final.agentReportError ? { agent_report_error: final.agentReportError } : {}),
+    ...(final.usage ? { usage: final.usage } : {}),
+    ...(final.diff ? { diff: { files: final.diff.files, is_empty: final.diff.is_empty } } : {}),
+  };
+  await writeJsonAtomic(writers.resultFile, result);
+  // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.
+  const endedAt = new Date().toISOString();
+  await writers.release();
+  const state = await writers.state.update({
+    status: final.status,
+    ended_at: endedAt,
+    ...(final.exitCode !== undefined ? { exit_code: final.exitCode } : {}),
+    ...(final.signal !== undefined ? { signal: final.signal } : {}),
+    report_status: report.status,
+    report_source: final.source,
+    changes_verified_by: final.verifiedBy,
+    ...(final.usage ? { usage: final.usage } : {}),
+    ...(final.error ? { error: final.error } : {}),
+    phase: undefined,
+    agent_pid: undefined,
+  });
+  await writers.finish(report);
+  return state;
+}

@@ -1,0 +1,139 @@
+import type { EventDraft, Finding, Report, ReportTier, TaskPaths, Usage } from '../../protocol';
+import type { SpawnPlan, TranslationSummary } from '../../agents/types';
+import type { Conclusion } from './finalize';
+import { checkoutWritesFinding } from '../git/checkout-guard';
+import { computeDiff, excludedFor, reconcileScope, type Placement } from './isolation';
+import type { LaunchSpec } from '../../protocol';
+import { reconcileReport, type DiffResult } from '../git/reconcile';
+import { resolveReport, synthesize, type ProcessOutcome } from './report';
+import type { RunAgentResult } from '../process/spawn';
+import type { TaskStatus } from '../../protocol';
+import type { StateWriter } from './state-writer';
+import { PhaseTimeout, type AfterRunPhase } from '../process/phase-watchdog';
+
+export interface RunToConclude {
+  id: string;
+  paths: TaskPaths;
+  launch: LaunchSpec;
+  placement: Placement;
+  run: RunAgentResult;
+  translation: TranslationSummary;
+  tier: ReportTier;
+  plan: SpawnPlan;
+  /** The last `finished` a translator produced: its status is the agent's own verdict on the run. */
+  translatorFinished?: Extract<EventDraft, { type: 'finished' }>;
+  state: StateWriter;
+  /** Runs an after-run phase under the supervisor's watchdog (phase-watchdog.ts); without one, just runs it. */
+  watch?: <T>(phase: AfterRunPhase, work: () => Promise<T>) => Promise<T>;
+}
+
+/**
+ * What an agent's run amounts to: the report tier's report (or a synthesized one), reconciled with git's diff, the
+ * findings of every step, the usage and the task's status. Writes nothing but the excluded paths into the state.
+ */
+export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
+  const { launch, placement, run, translation, tier, plan } = input;
+  const watch = input.watch ?? (<T>(_phase: AfterRunPhase, work: () => Promise<T>) => work());
+  const held = input.translatorFinished;
+  const nativeFailure = translation.nativeFailure ?? (held?.status === 'failed' ? held.summary || 'the agent reported a failure' : undefined);
+  const outcome: ProcessOutcome = {
+    exitCode: run.exitCode,
+    timedOut: run.timedOut,
+    cancelled: run.cancelled,
+    ...(run.spawnError ? { spawnError: run.spawnError } : {}),
+    ...(nativeFailure ? { nativeFailure } : {}),
+  };
+  let diff: DiffResult | undefined;
+  const diffFindings: Finding[] = [];
+  const excluded = excludedFor(placement, plan);
+  if (excluded.length) {
+    // apply and gc recompute the diff long after this process is gone: they must exclude exactly what we excluded.
+    await input.state.update({ excluded_paths: excluded });
+  }
+  // result.json and the report need the files and their counts only; review and apply make the patch on demand.
+  const diffing = computeDiff(placement, excluded, { patch: false });
+  // The user's checkout is compared beside the task's own diff (different repositories' files: no contention on a
+  // lock), started second because the diff is the longer of the two, so the guard adds no time to a task's end.
+  const checkoutCheck = placement.checkout ? checkoutWritesFinding(placement.checkout) : Promise.resolve(undefined);
+  try {
+    diff = await watch('diff', () => diffing);
+  } catch (err) {
+    if (err instanceof PhaseTimeout) throw err; // a hung git fails the task (the supervisor's watchdog), not the diff
+    const message = err instanceof Error ? err.message : String(err);
+    diffFindings.push({ severity: 'high', title: 'Diff could not be computed', detail: `${message}. The agent's declared changes could not be verified.` });
+  }
+  const checkoutWrites = await watch('diff', () => checkoutCheck);
+  if (checkoutWrites) diffFindings.push(checkoutWrites);
+  const resolved = await watch('report', () => resolveReport({
+    taskId: input.id,
+    tier,
+    channel: tier === 'channel',
+    paths: input.paths,
+    translation: held?.summary && !translation.finalText ? { ...translation, finalText: held.summary } : translation,
+    outcome,
+    ...(diff ? { diffFiles: diff.files } : {}),
+  }));
+  const reconciled = reconcileReport(
+    resolved.report,
+    diff,
+    launch.mode,
+    reconcileScope({ worktreePath: placement.worktree?.path, gitRoot: placement.gitRoot, prefix: placement.prefix }),
+  );
+  const report: Report = {
+    ...reconciled.report,
+    findings: [...reconciled.report.findings, ...resolved.findings, ...diffFindings, ...placement.findings, ...launch.findings],
+  };
+  const usage = mergeUsage(report.usage, translation.usage, run.durationMs);
+  if (run.writeError) {
+    report.findings.push({ severity: 'high', title: 'Task files could not be written', detail: `${run.writeError}. The agent was stopped: its work could no longer be recorded.` });
+  }
+  const status: TaskStatus = run.writeError
+    ? 'failed'
+    : run.cancelled
+    ? 'cancelled'
+    : run.timedOut
+      ? 'timed_out'
+      : run.exitCode === 0 && !run.spawnError && !nativeFailure
+        ? 'succeeded'
+        : 'failed';
+  return {
+    status,
+    report,
+    source: resolved.source,
+    verifiedBy: reconciled.changes_verified_by,
+    agentReportValid: resolved.agent_report_valid,
+    ...(resolved.agent_report_error ? { agentReportError: resolved.agent_report_error } : {}),
+    usage,
+    ...(diff ? { diff } : {}),
+    exitCode: run.exitCode,
+    signal: run.signal,
+    ...(run.spawnError || run.writeError ? { error: run.spawnError ?? run.writeError } : {}),
+  };
+}
+
+function mergeUsage(fromReport: Usage | undefined, fromStream: Usage | undefined, durationMs: number): Usage {
+  return { ...fromReport, ...fromStream, duration_ms: durationMs };
+}
+
+/** A conclusion without the agent's word or git's (it never ran, or its conclusion hung): synthesized, findings kept. */
+export function synthesizedConclusion(
+  taskId: string,
+  status: 'failed' | 'cancelled',
+  message: string,
+  findings: Finding[],
+  how: { exitCode: number | null; signal: string | null; spawnError?: string; nativeFailure?: string },
+): Conclusion {
+  const { exitCode, signal, ...why } = how;
+  const outcome: ProcessOutcome = { exitCode, timedOut: false, cancelled: status === 'cancelled', ...why };
+  const report = synthesize({ taskId, translation: {}, outcome }, []);
+  return {
+    status,
+    report: { ...report, summary: status === 'cancelled' || how.nativeFailure ? message : report.summary, findings },
+    source: 'synthesized',
+    verifiedBy: 'declaration',
+    agentReportValid: false,
+    exitCode,
+    signal,
+    ...(status === 'failed' ? { error: message } : {}),
+  };
+}

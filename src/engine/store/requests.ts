@@ -1,0 +1,118 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import {
+  AnswerFileSchema,
+  QuestionFileSchema,
+  assertSafeId,
+  taskPaths,
+  type AnswerFile,
+  type QuestionFile,
+} from '../../protocol';
+import { readJsonFile } from './atomic';
+import { createExclusive } from '../../base/atomic';
+import { TaskStateSchema, ACTIVE_STATUSES, type TaskStatus } from '../../protocol';
+import { readPendingQuestions } from './store';
+
+/**
+ * Requests from processes other than a task's supervisor (DESIGN.md principle 2): they never write state.json or
+ * events.jsonl; they drop a file the supervisor turns into an event. This is what keeps a cancel from being
+ * overwritten (reference §8.2) and makes "the first answer wins" hold across processes (§5.2.10's race fixed).
+ */
+
+export class RequestError extends Error {
+  override readonly name = 'RequestError';
+  constructor(
+    message: string,
+    readonly code: 'unknown_task' | 'unknown_question' | 'already_answered' | 'expired' | 'invalid_id' | 'finished' | 'unknown_file',
+  ) {
+    super(message);
+  }
+}
+
+export interface CancelOutcome {
+  /** True when a cancel request was filed now or earlier and the task is still active. */
+  requested: boolean;
+  status: TaskStatus;
+}
+
+/** Asks the task's supervisor to cancel. A finished task has nothing to cancel; a second request is harmless. */
+export async function requestCancel(root: string, taskId: string, by = 'cli'): Promise<CancelOutcome> {
+  const paths = pathsFor(root, taskId);
+  const state = await readJsonFile(paths.state, TaskStateSchema);
+  if (!state) throw new RequestError(`Unknown task "${taskId}".`, 'unknown_task');
+  if (!ACTIVE_STATUSES.includes(state.status)) return { requested: false, status: state.status };
+  await createExclusive(paths.cancelRequest, `${JSON.stringify({ requested_at: new Date().toISOString(), by, pid: process.pid })}\n`);
+  return { requested: true, status: state.status };
+}
+
+/**
+ * Writes answers/<questionId>.json once. Unknown task, unknown question, expired question and already answered each
+ * fail with their own clear error; ids are validated so nothing can be written outside the task directory.
+ */
+export async function answerQuestion(
+  root: string,
+  taskId: string,
+  questionId: string,
+  text: string,
+  by = 'cli',
+): Promise<AnswerFile> {
+  const paths = pathsFor(root, taskId);
+  try {
+    assertSafeId(questionId, 'question id');
+  } catch (err) {
+    throw new RequestError((err as Error).message, 'invalid_id');
+  }
+  if (!(await exists(paths.state))) throw new RequestError(`Unknown task "${taskId}".`, 'unknown_task');
+  const question = await readJsonFile(path.join(paths.questionsDir, `${questionId}.json`), QuestionFileSchema);
+  if (!question) throw new RequestError(await unknownQuestionMessage(root, taskId, questionId), 'unknown_question');
+  if (question.expired_at) {
+    throw new RequestError(
+      `Question "${questionId}" expired at ${question.expired_at}: the agent stopped waiting and went on with its own judgment.`,
+      'expired',
+    );
+  }
+  const answer: AnswerFile = { id: questionId, answer: text, answered_at: new Date().toISOString(), by };
+  AnswerFileSchema.parse(answer);
+  const created = await createExclusive(path.join(paths.answersDir, `${questionId}.json`), `${JSON.stringify(answer, null, 2)}\n`);
+  if (!created) {
+    const existing = await readJsonFile(path.join(paths.answersDir, `${questionId}.json`), AnswerFileSchema).catch(() => undefined);
+    throw new RequestError(
+      `Question "${questionId}" was already answered${existing?.by ? ` from ${existing.by}` : ''}${existing ? `: "${existing.answer}"` : ''}.`,
+      'already_answered',
+    );
+  }
+  return answer;
+}
+
+/** Names the questions that are waiting, so whoever mistyped an id sees the ones they can answer. */
+export async function unknownQuestionMessage(root: string, taskId: string, questionId: string): Promise<string> {
+  const pending = await pendingQuestions(root, taskId).catch(() => [] as QuestionFile[]);
+  const headline = `Task "${taskId}" has no question "${questionId}"`;
+  if (pending.length === 0) return `${headline}, and none of its questions is waiting for an answer.`;
+  const lines = pending.map((q) => `  ${q.id}  ${q.question}${q.options.length ? ` (options: ${q.options.map((o, i) => `${i + 1}) ${o}`).join(', ')})` : ''}`);
+  return [`${headline}. Questions waiting for an answer:`, ...lines].join('\n');
+}
+
+/** Unanswered, unexpired questions of a task, oldest first. */
+export async function pendingQuestions(root: string, taskId: string): Promise<QuestionFile[]> {
+  const paths = pathsFor(root, taskId);
+  return readPendingQuestions(paths.questionsDir, paths.answersDir);
+}
+
+function pathsFor(root: string, taskId: string) {
+  try {
+    return taskPaths(root, taskId);
+  } catch (err) {
+    throw new RequestError((err as Error).message, 'invalid_id');
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.stat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The name used in the team's API notes. */
+export const answer = answerQuestion;

@@ -1,0 +1,353 @@
+import { promises as fs, watch, type FSWatcher } from 'node:fs';
+import { hostname } from 'node:os';
+import type { z } from 'zod';
+import { isPidAlive } from '../../base/process';
+import * as path from 'node:path';
+import {
+  QuestionFileSchema,
+  TaskSchema,
+  isSafeId,
+  readEventLine,
+  TASK_FILES,
+  taskPaths,
+  tasksDir,
+  type ProtocolEvent,
+  type QuestionFile,
+  type Task,
+} from '../../protocol';
+import { readJsonFile } from './atomic';
+import { UnsafeFileError, listFolder, openRegularFileWithStats, readRegularFileBounded, type SafeReadOptions } from '../../base/safe-read';
+import { combineDisposables, toDisposable, type IDisposable as Disposable } from '../../base/disposable';
+import { Debouncer } from '../../base/event';
+import { AppliedDocSchema, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../../protocol';
+import { ACTIVE_STATUSES, DiscardedDocSchema, TaskStateSchema, type DiscardedDoc, type ObservedStatus, type TaskState } from '../../protocol';
+import { tailLines } from './tail';
+
+export interface TaskSummary {
+  id: string;
+  state: TaskState;
+  /** The status to show: the recorded one, or 'lost' when the supervisor died without concluding. */
+  observed: ObservedStatus;
+  lastEvent?: ProtocolEvent;
+  /** Size of events.jsonl: where a follower that has seen everything so far would resume. */
+  eventsBytes: number;
+  pendingQuestions: QuestionFile[];
+  result?: ResultDoc;
+  /** Written by apply and discard (never by the supervisor): what the user did with the task's work. */
+  applied?: AppliedDoc;
+  discarded?: DiscardedDoc;
+}
+
+export interface TaskView extends TaskSummary {
+  task?: Task;
+}
+
+/** A supervisor that has not written its pid this long after delegation never started. */
+const SUPERVISOR_START_GRACE_MS = 30_000;
+/** How much of the end of events.jsonl is read to find the last event (cheap; never the whole file). */
+const LAST_EVENT_WINDOW = 64 * 1024;
+/** readEvents() reads the whole file into one string: past this it is refused rather than exhausting memory. */
+const MAX_EVENTS_READ = 256 * 1024 * 1024;
+
+/**
+ * The read side of tasks, shared by the CLI, the MCP server and the extension. It never writes: the supervisor is the
+ * only writer of a task's files (DESIGN.md principle 2), and everyone else sends requests (see requests.ts).
+ */
+export class TaskStore {
+  constructor(readonly root: string) {}
+
+  get tasksDir(): string {
+    return tasksDir(this.root);
+  }
+
+  /** Reads stay inside the tasks folder: no symlinked task folder or questions/ folder leads them elsewhere. */
+  private get inTasks(): { within: string } {
+    return { within: this.tasksDir };
+  }
+
+  /** Task ids present on disk (directories with a safe name). */
+  async ids(): Promise<string[]> {
+    try {
+      const entries = await fs.readdir(this.tasksDir, { withFileTypes: true });
+      return entries.filter((e) => e.isDirectory() && isSafeId(e.name)).map((e) => e.name);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+  }
+
+  /** Every readable task, needing input first, then active, then finished newest first. Unreadable ones are skipped. */
+  async list(): Promise<TaskSummary[]> {
+    const summaries = await Promise.all((await this.ids()).map((id) => this.summary(id).catch(() => undefined)));
+    return sortForDisplay(summaries.filter((s): s is TaskSummary => s !== undefined));
+  }
+
+  async get(id: string): Promise<TaskView | undefined> {
+    if (!isSafeId(id)) return undefined;
+    const summary = await this.summary(id);
+    if (!summary) return undefined;
+    const task = await readJsonFile(taskPaths(this.root, id).task, TaskSchema, undefined, this.inTasks).catch(() => undefined);
+    return { ...summary, task };
+  }
+
+  /** Like get(), but a missing task is an error that names the id and the root searched. */
+  async require(id: string): Promise<TaskView> {
+    const view = await this.get(id);
+    if (!view) throw new Error(`Unknown task "${id}" (looked in ${this.tasksDir}).`);
+    return view;
+  }
+
+  async summary(id: string): Promise<TaskSummary | undefined> {
+    const first = await this.readSummary(id);
+    // A supervisor writes the final state, then exits. A state read just before that write and judged after the exit
+    // (the liveness probe comes after the reads) would look lost: a "lost" verdict is confirmed by reading again, which
+    // sees the final state if there is one, since it was written before the process ended.
+    return first?.observed === 'lost' ? this.readSummary(id) : first;
+  }
+
+  private async readSummary(id: string): Promise<TaskSummary | undefined> {
+    const paths = taskPaths(this.root, id);
+    // Task folders may come from a cloned repository: every read is regular-file-only, bounded, inside the tasks folder.
+    // One listing of the folder first (issue 14: `ps` reads five files of each of hundreds of tasks): a file it does
+    // not hold costs nothing, and one it lists as a regular file is read without checking the folder again.
+    const listing = await listFolder(paths.dir, this.tasksDir);
+    if (!listing?.has(TASK_FILES.state)) return undefined;
+    const read = <T>(file: string, schema: z.ZodType<T>) => {
+      const entry = listing.get(path.basename(file));
+      if (!entry) return Promise.resolve(undefined);
+      // Anything else than a regular file takes the checked path, which refuses it with its reason.
+      return readJsonFile(file, schema, undefined, { ...this.inTasks, listed: entry.isFile() });
+    };
+    const state = await read(paths.state, TaskStateSchema);
+    if (!state) return undefined;
+    const events = listing.get(TASK_FILES.events);
+    const [last, pendingQuestions, result, applied, discarded] = await Promise.all([
+      events ? readLastEvent(paths.events, { ...this.inTasks, listed: events.isFile() }) : NO_EVENTS,
+      listing.has(TASK_FILES.questionsDir) ? readPendingQuestions(paths.questionsDir, paths.answersDir) : [],
+      read(paths.result, ResultDocSchema).catch(() => undefined),
+      read(paths.applied, AppliedDocSchema).catch(() => undefined),
+      read(paths.discarded, DiscardedDocSchema).catch(() => undefined),
+    ]);
+    return {
+      id,
+      state,
+      observed: observedStatus(state),
+      lastEvent: last.event,
+      eventsBytes: last.size,
+      pendingQuestions,
+      result,
+      applied,
+      discarded,
+    };
+  }
+
+  /**
+   * Follows a task's events from a byte offset (0 = from the start), live, without re-reading the file. Lines that do
+   * not parse are reported to onBadLine with their reason (the reference skips them silently).
+   */
+  follow(
+    id: string,
+    fromOffset: number,
+    onEvents: (events: ProtocolEvent[], nextOffset: number) => void,
+    onBadLine?: (line: string, error: string) => void,
+  ): Disposable {
+    return tailLines(taskPaths(this.root, id).events, {
+      fromOffset,
+      onLines: (lines, nextOffset) => {
+        const events: ProtocolEvent[] = [];
+        for (const line of lines) {
+          if (!line.trim()) continue;
+          try {
+            events.push(readEventLine(line));
+          } catch (err) {
+            onBadLine?.(line, (err as Error).message);
+          }
+        }
+        if (events.length) onEvents(events, nextOffset);
+      },
+    });
+  }
+
+  /** Reads every event once (for `logs` and MCP; followers use follow()). Bad lines are counted, not hidden. */
+  async readEvents(id: string): Promise<{ events: ProtocolEvent[]; badLines: number }> {
+    let text = '';
+    try {
+      text = (await readRegularFileBounded(taskPaths(this.root, id).events, MAX_EVENTS_READ, this.inTasks)).toString('utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const events: ProtocolEvent[] = [];
+    let badLines = 0;
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        events.push(readEventLine(line));
+      } catch {
+        badLines++;
+      }
+    }
+    return { events, badLines };
+  }
+
+  /**
+   * Calls onChange with the ids of tasks that appeared or whose files changed, coalesced over `debounceMs`.
+   * Driven by fs.watch on the tasks folder and on each task folder; works before `.caesar/tasks` exists. With `only`,
+   * just that task is watched (a CLI following one task need not watch a folder per task of the repository).
+   */
+  watch(onChange: (ids: string[]) => void, debounceMs = 50, only?: string): Disposable {
+    const taskWatchers = new Map<string, FSWatcher>();
+    const changed = new Debouncer<string>(debounceMs, onChange);
+    let rootWatcher: FSWatcher | undefined;
+    let disposed = false;
+    const mark = (id: string) => changed.add(id);
+    const watchTask = (id: string) => {
+      if (taskWatchers.has(id) || !isSafeId(id)) return;
+      const watcher = safeWatch(path.join(this.tasksDir, id), () => mark(id), true);
+      if (watcher) taskWatchers.set(id, watcher);
+    };
+    const rescan = async () => {
+      const all = await this.ids().catch(() => [] as string[]);
+      const ids = only === undefined ? all : all.filter((id) => id === only);
+      for (const id of ids) {
+        if (!taskWatchers.has(id)) {
+          watchTask(id);
+          mark(id);
+        }
+      }
+      for (const [id, watcher] of taskWatchers) {
+        if (!ids.includes(id)) {
+          watcher.close();
+          taskWatchers.delete(id);
+          mark(id);
+        }
+      }
+    };
+    // Until .caesar/tasks exists, watch the nearest existing ancestor inside the root for its creation.
+    const armRoot = () => {
+      if (disposed) return;
+      rootWatcher?.close();
+      const candidates = [this.tasksDir, path.dirname(this.tasksDir), this.root];
+      for (const dir of candidates) {
+        rootWatcher = safeWatch(dir, () => {
+          if (dir !== this.tasksDir) armRoot();
+          void rescan();
+        });
+        if (rootWatcher) break;
+      }
+      void rescan();
+    };
+    armRoot();
+
+    return combineDisposables([
+      toDisposable(() => {
+        disposed = true;
+        rootWatcher?.close();
+        for (const watcher of taskWatchers.values()) watcher.close();
+        taskWatchers.clear();
+        changed.dispose();
+      }),
+    ]);
+  }
+}
+
+/** What to show for a task: a supervisor that died while the task was active makes the task 'lost'. */
+export function observedStatus(state: TaskState, now = Date.now()): ObservedStatus {
+  if (!ACTIVE_STATUSES.includes(state.status)) return state.status;
+  if (state.supervisor_host !== undefined && state.supervisor_host !== hostname()) return state.status;
+  if (state.supervisor_pid !== undefined) return isPidAlive(state.supervisor_pid) ? state.status : 'lost';
+  const age = now - Date.parse(state.created_at);
+  return age > SUPERVISOR_START_GRACE_MS ? 'lost' : state.status;
+}
+
+
+export type ReviewOutcome = 'applied' | 'discarded';
+
+/**
+ * What the user did with a finished task's work: applied it, or threw it away (`caesar discard`, or `gc --force` on
+ * unapplied changes). Applied wins: discarding the worktree after applying is the usual clean-up. A worktree gc
+ * removed because it held nothing (or only applied work) is no decision of the user's: no outcome.
+ */
+export function reviewOutcome(task: Pick<TaskSummary, 'applied' | 'discarded'>): ReviewOutcome | undefined {
+  if (task.applied) return 'applied';
+  if (task.discarded && (task.discarded.by === 'discard' || task.discarded.reason === 'modified')) return 'discarded';
+  return undefined;
+}
+
+export function isActive(status: ObservedStatus): boolean {
+  return status === 'pending' || status === 'running';
+}
+
+/** Needs input first, then running, then pending, then finished (newest first). */
+export function sortForDisplay(tasks: TaskSummary[]): TaskSummary[] {
+  const rank = (t: TaskSummary) =>
+    t.pendingQuestions.length && isActive(t.observed) ? 0 : t.observed === 'running' ? 1 : t.observed === 'pending' ? 2 : 3;
+  const time = (t: TaskSummary) => Date.parse(t.state.ended_at ?? t.state.started_at ?? t.state.created_at) || 0;
+  return [...tasks].sort((a, b) => rank(a) - rank(b) || time(b) - time(a));
+}
+
+interface LastEvent {
+  event?: ProtocolEvent;
+  /** Where a follower that has seen every complete line would resume. */
+  size: number;
+}
+const NO_EVENTS: LastEvent = { size: 0 };
+
+async function readLastEvent(file: string, options: SafeReadOptions): Promise<LastEvent> {
+  let handle: fs.FileHandle | undefined;
+  try {
+    const opened = await openRegularFileWithStats(file, options);
+    handle = opened.handle;
+    const { size } = opened.stats;
+    const length = Math.min(size, LAST_EVENT_WINDOW);
+    const buffer = Buffer.allocUnsafe(length);
+    const { bytesRead } = await handle.read(buffer, 0, length, size - length);
+    // Resume point for followers: just after the last complete line, never in the middle of one.
+    const window = buffer.subarray(0, bytesRead);
+    const complete = size - length + window.lastIndexOf(0x0a) + 1;
+    // Lines are decoded from the end one at a time: the last complete one is nearly always the answer.
+    let end = window.length;
+    while (end > 0) {
+      const start = window.lastIndexOf(0x0a, end - 1) + 1;
+      const line = window.toString('utf8', start, end).trim();
+      end = start - 1;
+      if (!line) continue;
+      try {
+        return { event: readEventLine(line), size: complete };
+      } catch {
+        /* a partial or bad line: look further back */
+      }
+    }
+    return { size: complete };
+  } catch (err) {
+    // A planted FIFO, device or symlink is no event stream: the task is still listed, with no last event.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof UnsafeFileError) return { size: 0 };
+    throw err;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** Questions without an answer and not expired, oldest first. */
+export async function readPendingQuestions(questionsDir: string, answersDir: string): Promise<QuestionFile[]> {
+  const names = await fs.readdir(questionsDir).catch(() => [] as string[]);
+  if (names.length === 0) return [];
+  const answered = new Set((await fs.readdir(answersDir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')));
+  const pending: QuestionFile[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json') || name.startsWith('.') || answered.has(name)) continue;
+    const file = path.join(questionsDir, name);
+    const question = await readJsonFile(file, QuestionFileSchema, undefined, { within: path.dirname(questionsDir) }).catch(() => undefined);
+    if (question && !question.expired_at && `${question.id}.json` === name) pending.push(question);
+  }
+  return pending.sort((a, b) => a.asked_at.localeCompare(b.asked_at));
+}
+
+function safeWatch(dir: string, onChange: () => void, persistent = false): FSWatcher | undefined {
+  try {
+    const watcher = watch(dir, { persistent }, () => onChange());
+    watcher.on('error', () => watcher.close());
+    return watcher;
+  } catch {
+    return undefined;
+  }
+}
