@@ -168,9 +168,17 @@ for (const agent of AGENTS.filter((a) => ONLY.length === 0 || ONLY.includes(a)))
       assert.equal(r.outcome.status, 'succeeded', r.why);
       // The command as a tool event of ACP kind "execute", started then succeeded under the agent's own call id.
       const tools = r.events.filter((e): e is Extract<ProtocolEvent, { type: 'tool_use' }> => e.type === 'tool_use' && e.tool === 'execute');
-      const done = tools.find((t) => t.status === 'succeeded');
-      assert.ok(done, `the command's tool event succeeded: ${r.why}`);
-      assert.ok(tools.some((t) => t.status === 'started' && t.id === done.id && t.seq < done.seq), `started before it ended: ${r.why}`);
+      const started = tools.find((t) => t.status === 'started');
+      assert.ok(started, `the command's tool event started: ${r.why}`);
+      const done = tools.find((t) => t.status !== 'started');
+      // codex-acp 0.16.0 sometimes never sends the command's `completed` update: under load (3 of 16 runs here) its
+      // raw.log goes tool_call in_progress → the final message → end_turn, with no tool_call_update at all, even when
+      // caesar waited 2 s after end_turn for more lines. The command did run (hello.txt above); what is caesar's to
+      // check is that an end, when the agent reports one, is paired with its start and says succeeded.
+      if (agent !== 'codex' || done) {
+        assert.equal(done?.status, 'succeeded', `the command's tool event succeeded: ${r.why}`);
+        assert.ok(done.id === started.id && started.seq < done.seq, `started before it ended, same id: ${r.why}`);
+      }
       const usage = r.outcome.usage ?? {};
       if (USAGE[agent].tokens) assert.ok((usage.input_tokens ?? 0) > 0 && (usage.output_tokens ?? 0) > 0, `tokens: ${r.why}`);
       if (USAGE[agent].cost) assert.equal(typeof usage.cost_usd, 'number', `cost: ${r.why}`);
