@@ -1,0 +1,143 @@
+import { spawn } from 'node:child_process';
+
+/*
+ * What every git process Caesar starts runs with (issue 22): nothing executes that the user did not set up. An agent
+ * in a worktree can write the shared git dir (`config`, `hooks/`, `info/attributes`), and a cloned repository brings
+ * its `.gitattributes`; git would run what they name in Caesar's own diff, apply, gc and worktree creation. Measured
+ * on git 2.39.5 with marker files (test/reliability/git-planted.test.ts):
+ *  - hooks (post-checkout, reference-transaction, post-index-change, pre-auto-gc, ...): `core.hooksPath=/dev/null`
+ *    makes every hook lookup miss (`/dev/null/<hook>` is never a file);
+ *  - `core.fsmonitor`: `false` (an empty value works too, `false` says what it means);
+ *  - pagers: `--no-pager` and GIT_PAGER, editors: GIT_EDITOR/GIT_SEQUENCE_EDITOR (Caesar never edits interactively);
+ *  - external diff and textconv: the porcelain diff commands get `--no-ext-diff --no-textconv` (plumbing runs
+ *    neither; an empty `diff.external` or driver command would make git try to run "" and fail);
+ *  - filter drivers (clean/smudge/process): the repository's config cannot be switched off for one section, so the
+ *    filters it defines are read first (one `git config` process) and overridden on the command line, where `-c`
+ *    wins over every file: back to the user's own global/system definition (git-lfs keeps working), or empty with
+ *    `required=false` (an empty command is "no filter"; `required` would otherwise make git die);
+ *  - transports (a lazy fetch in a partial clone is the only one Caesar's commands could start): `protocol.ext.allow`
+ *    never, and submodules are not recursed into.
+ * `-c` values reach the git processes git itself starts (worktree remove's status, gc's repack) through
+ * GIT_CONFIG_PARAMETERS.
+ */
+
+/** Options that go before the subcommand of every git call. */
+export const SAFE_GIT_OPTIONS: readonly string[] = [
+  '--no-pager',
+  '-c', 'core.hooksPath=/dev/null',
+  '-c', 'core.fsmonitor=false',
+  '-c', 'submodule.recurse=false',
+  '-c', 'protocol.ext.allow=never',
+];
+
+/** Environment of every git call: no pager, no editor (`:` is the shell's no-op: git reads an empty message and stops). */
+export const SAFE_GIT_ENV: Readonly<Record<string, string>> = {
+  GIT_PAGER: 'cat',
+  PAGER: 'cat',
+  GIT_EDITOR: ':',
+  GIT_SEQUENCE_EDITOR: ':',
+};
+
+/** Porcelain commands that would run `diff.external`, a diff driver's command or textconv unless told not to. */
+const PORCELAIN_DIFF = new Set(['diff', 'log', 'show', 'whatchanged', 'format-patch']);
+
+/**
+ * Subcommands that never convert content between the work tree and the object store, so no filter driver can run:
+ * they skip the filter look-up (a process of its own). Anything not listed pays it.
+ */
+const FILTER_FREE = new Set([
+  'rev-parse', 'rev-list', 'for-each-ref', 'show-ref', 'symbolic-ref', 'update-ref', 'check-ref-format', 'merge-base',
+  'check-ignore', 'ls-tree', 'write-tree', 'commit-tree', 'mktree', 'branch', 'config', 'diff-tree',
+]);
+
+/** Config scopes the user set up; `command` is `-c`/GIT_CONFIG_PARAMETERS from the environment Caesar was given. */
+const USER_SCOPES = new Set(['system', 'global', 'command']);
+const FILTER_COMMANDS = ['clean', 'smudge', 'process'] as const;
+
+/** Index of the subcommand in argv (after global options such as `--git-dir=…`, `-c k=v`, `-C dir`). */
+export function subcommandIndex(args: readonly string[]): number {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '-c' || arg === '-C') i++;
+    else if (!arg.startsWith('-')) return i;
+  }
+  return -1;
+}
+
+/** argv with `--no-ext-diff --no-textconv` right after a porcelain diff subcommand. */
+export function withoutDiffPrograms(args: readonly string[]): string[] {
+  const at = subcommandIndex(args);
+  if (at < 0 || !PORCELAIN_DIFF.has(args[at] as string)) return [...args];
+  return [...args.slice(0, at + 1), '--no-ext-diff', '--no-textconv', ...args.slice(at + 1)];
+}
+
+/** Whether the subcommand can run a filter driver (and so needs the look-up). */
+export function mayRunFilters(args: readonly string[]): boolean {
+  const at = subcommandIndex(args);
+  if (at < 0) return false;
+  const command = args[at] as string;
+  if (command === 'cat-file') return args.some((a) => a === '--filters' || a === '--textconv');
+  // Listing the untracked or indexed names reads no content; -m compares it.
+  if (command === 'ls-files') return args.some((a) => a === '-m' || a === '--modified');
+  if (command === 'worktree') return !['list', 'prune', 'lock', 'unlock'].includes(args[at + 1] ?? '');
+  return !FILTER_FREE.has(command);
+}
+
+interface FilterEntry {
+  scope: string;
+  name: string;
+  key: string;
+  value: string;
+}
+
+/** Parses `git config --show-scope -z --get-regexp` output: `scope\0key\nvalue\0` per entry. */
+export function parseFilterEntries(output: string): FilterEntry[] {
+  const fields = output.split('\0');
+  const entries: FilterEntry[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const scope = fields[i] as string;
+    const pair = fields[i + 1] as string;
+    const newline = pair.indexOf('\n');
+    const fullKey = newline < 0 ? pair : pair.slice(0, newline);
+    const value = newline < 0 ? '' : pair.slice(newline + 1);
+    // filter.<name>.<key>: the name (a subsection) may itself hold dots.
+    const match = /^filter\.(.+)\.([^.]+)$/.exec(fullKey);
+    if (match) entries.push({ scope, name: match[1] as string, key: match[2] as string, value });
+  }
+  return entries;
+}
+
+/**
+ * `-c` pairs that undo every filter definition the repository's own config (its `config`, `config.worktree`, and
+ * what they include) made: each such filter gets the user's global/system definition back, or none.
+ */
+export function filterOverrides(entries: readonly FilterEntry[]): string[] {
+  const planted = new Set(entries.filter((e) => !USER_SCOPES.has(e.scope)).map((e) => e.name));
+  const overrides: string[] = [];
+  for (const name of planted) {
+    const usersValue = (key: string) => entries.filter((e) => e.name === name && e.key === key && USER_SCOPES.has(e.scope)).at(-1)?.value;
+    for (const key of FILTER_COMMANDS) overrides.push('-c', `filter.${name}.${key}=${usersValue(key) ?? ''}`);
+    overrides.push('-c', `filter.${name}.required=${usersValue('required') ?? 'false'}`);
+  }
+  return overrides;
+}
+
+/**
+ * The filter overrides for one git call: the call's own global options (`--git-dir`, `--work-tree`) name the
+ * repository whose config is read. A look-up git cannot answer (a missing directory, an unreadable config) adds
+ * nothing: the call itself then meets the same error before it could run a filter.
+ */
+export async function filterOverridesFor(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  if (!mayRunFilters(args)) return [];
+  const globalOptions = args.slice(0, subcommandIndex(args));
+  const lookup = [...SAFE_GIT_OPTIONS, ...globalOptions, 'config', '--show-scope', '--includes', '-z', '--get-regexp', '^filter\\.'];
+  const output = await new Promise<string | undefined>((resolve) => {
+    const child = spawn('git', lookup, { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.on('error', () => resolve(undefined));
+    // 1: no filter is defined anywhere.
+    child.on('close', (code) => resolve(code === 0 ? Buffer.concat(out).toString('utf8') : code === 1 ? '' : undefined));
+  });
+  return output ? filterOverrides(parseFilterEntries(output)) : [];
+}
