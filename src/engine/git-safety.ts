@@ -14,7 +14,9 @@ import { spawn } from 'node:child_process';
  *  - filter drivers (clean/smudge/process): the repository's config cannot be switched off for one section, so the
  *    filters it defines are read first (one `git config` process) and overridden on the command line, where `-c`
  *    wins over every file: back to the user's own global/system definition (git-lfs keeps working), or empty with
- *    `required=false` (an empty command is "no filter"; `required` would otherwise make git die);
+ *    `required=false` (an empty command is "no filter"; `required` would otherwise make git die). Attributes only
+ *    choose a driver by name (`.gitattributes`, `info/attributes`, core.attributesFile): with every driver the
+ *    repository defined undone, what they choose is the user's own;
  *  - transports (a lazy fetch in a partial clone is the only one Caesar's commands could start): `protocol.ext.allow`
  *    never, and submodules are not recursed into.
  * `-c` values reach the git processes git itself starts (worktree remove's status, gc's repack) through
@@ -43,11 +45,12 @@ const PORCELAIN_DIFF = new Set(['diff', 'log', 'show', 'whatchanged', 'format-pa
 
 /**
  * Subcommands that never convert content between the work tree and the object store, so no filter driver can run:
- * they skip the filter look-up (a process of its own). Anything not listed pays it.
+ * they skip the filter look-up (a process of its own). Anything not listed pays it: write-tree is not here, it was
+ * measured running a clean filter (it hashes intent-to-add and stat-dirty entries of the index it is given).
  */
 const FILTER_FREE = new Set([
   'rev-parse', 'rev-list', 'for-each-ref', 'show-ref', 'symbolic-ref', 'update-ref', 'check-ref-format', 'merge-base',
-  'check-ignore', 'ls-tree', 'write-tree', 'commit-tree', 'mktree', 'branch', 'config', 'diff-tree',
+  'check-ignore', 'ls-tree', 'commit-tree', 'mktree', 'branch', 'config', 'diff-tree',
 ]);
 
 /** Config scopes the user set up; `command` is `-c`/GIT_CONFIG_PARAMETERS from the environment Caesar was given. */
@@ -109,15 +112,20 @@ export function parseFilterEntries(output: string): FilterEntry[] {
 
 /**
  * `-c` pairs that undo every filter definition the repository's own config (its `config`, `config.worktree`, and
- * what they include) made: each such filter gets the user's global/system definition back, or none.
+ * what they include) made: each command it set gets the user's global/system value back, or none. Only the keys it
+ * set are touched: git ignores clean/smudge whenever `process` is set, even to "" (measured), so blanking a `process`
+ * the repository planted over a user's clean/smudge filter leaves that filter off, and `required=false` lets the
+ * content through unfiltered rather than fail the command.
  */
 export function filterOverrides(entries: readonly FilterEntry[]): string[] {
-  const planted = new Set(entries.filter((e) => !USER_SCOPES.has(e.scope)).map((e) => e.name));
+  const plantedKeys = new Map<string, Set<string>>();
+  for (const e of entries) if (!USER_SCOPES.has(e.scope)) plantedKeys.set(e.name, (plantedKeys.get(e.name) ?? new Set()).add(e.key));
   const overrides: string[] = [];
-  for (const name of planted) {
+  for (const [name, keys] of plantedKeys) {
     const usersValue = (key: string) => entries.filter((e) => e.name === name && e.key === key && USER_SCOPES.has(e.scope)).at(-1)?.value;
-    for (const key of FILTER_COMMANDS) overrides.push('-c', `filter.${name}.${key}=${usersValue(key) ?? ''}`);
-    overrides.push('-c', `filter.${name}.required=${usersValue('required') ?? 'false'}`);
+    for (const key of FILTER_COMMANDS) if (keys.has(key)) overrides.push('-c', `filter.${name}.${key}=${usersValue(key) ?? ''}`);
+    const processBlanked = keys.has('process') && usersValue('process') === undefined;
+    overrides.push('-c', `filter.${name}.required=${processBlanked ? 'false' : (usersValue('required') ?? 'false')}`);
   }
   return overrides;
 }
