@@ -12,15 +12,15 @@ import { spawn } from 'node:child_process';
  *  - external diff and textconv: the porcelain diff commands get `--no-ext-diff --no-textconv` (plumbing runs
  *    neither; an empty `diff.external` or driver command would make git try to run "" and fail);
  *  - filter drivers (clean/smudge/process): the repository's config cannot be switched off for one section, so the
- *    filters it defines are read first (one `git config` process) and overridden on the command line, where `-c`
- *    wins over every file: back to the user's own global/system definition (git-lfs keeps working), or empty with
+ *    filters it defines are read first (one `git config` process) and overridden in git's command-line scope
+ *    (GIT_CONFIG_KEY_<n>, see configEnv), which wins over every file: back to the user's own global/system definition (git-lfs keeps working), or empty with
  *    `required=false` (an empty command is "no filter"; `required` would otherwise make git die). Attributes only
  *    choose a driver by name (`.gitattributes`, `info/attributes`, core.attributesFile): with every driver the
  *    repository defined undone, what they choose is the user's own;
  *  - transports (a lazy fetch in a partial clone is the only one Caesar's commands could start): `protocol.ext.allow`
  *    never, and submodules are not recursed into.
- * `-c` values reach the git processes git itself starts (worktree remove's status, gc's repack) through
- * GIT_CONFIG_PARAMETERS.
+ * Both `-c` values and GIT_CONFIG_KEY_<n> reach the git processes git itself starts (worktree remove's status, gc's
+ * repack): git passes the first on in GIT_CONFIG_PARAMETERS, the second is inherited.
  */
 
 /** Options that go before the subcommand of every git call. */
@@ -86,6 +86,26 @@ export function mayRunFilters(args: readonly string[]): boolean {
   return !FILTER_FREE.has(command);
 }
 
+/** A config key and its value, as git's `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>` take them. */
+export type ConfigPair = [key: string, value: string];
+
+/**
+ * The environment that adds `pairs` to git's command-line scope (which wins over every config file), after the ones
+ * the environment already holds. Not `-c key=value`: git splits that at the first `=`, and a filter name may hold one
+ * (`[filter "a=b"]`, chosen by `filter=a=b`): measured, `-c filter.a=b.clean=` left the planted filter running.
+ */
+export function configEnv(pairs: readonly ConfigPair[], env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!pairs.length) return env;
+  const already = Number.parseInt(env.GIT_CONFIG_COUNT ?? '', 10);
+  const first = Number.isSafeInteger(already) && already > 0 ? already : 0;
+  const added: NodeJS.ProcessEnv = { GIT_CONFIG_COUNT: String(first + pairs.length) };
+  pairs.forEach(([key, value], i) => {
+    added[`GIT_CONFIG_KEY_${first + i}`] = key;
+    added[`GIT_CONFIG_VALUE_${first + i}`] = value;
+  });
+  return { ...env, ...added };
+}
+
 interface FilterEntry {
   scope: string;
   name: string;
@@ -117,15 +137,15 @@ export function parseFilterEntries(output: string): FilterEntry[] {
  * the repository planted over a user's clean/smudge filter leaves that filter off, and `required=false` lets the
  * content through unfiltered rather than fail the command.
  */
-export function filterOverrides(entries: readonly FilterEntry[]): string[] {
+export function filterOverrides(entries: readonly FilterEntry[]): ConfigPair[] {
   const plantedKeys = new Map<string, Set<string>>();
   for (const e of entries) if (!USER_SCOPES.has(e.scope)) plantedKeys.set(e.name, (plantedKeys.get(e.name) ?? new Set()).add(e.key));
-  const overrides: string[] = [];
+  const overrides: ConfigPair[] = [];
   for (const [name, keys] of plantedKeys) {
     const usersValue = (key: string) => entries.filter((e) => e.name === name && e.key === key && USER_SCOPES.has(e.scope)).at(-1)?.value;
-    for (const key of FILTER_COMMANDS) if (keys.has(key)) overrides.push('-c', `filter.${name}.${key}=${usersValue(key) ?? ''}`);
+    for (const key of FILTER_COMMANDS) if (keys.has(key)) overrides.push([`filter.${name}.${key}`, usersValue(key) ?? '']);
     const processBlanked = keys.has('process') && usersValue('process') === undefined;
-    overrides.push('-c', `filter.${name}.required=${processBlanked ? 'false' : (usersValue('required') ?? 'false')}`);
+    overrides.push([`filter.${name}.required`, processBlanked ? 'false' : (usersValue('required') ?? 'false')]);
   }
   return overrides;
 }
@@ -135,7 +155,7 @@ export function filterOverrides(entries: readonly FilterEntry[]): string[] {
  * repository whose config is read. A look-up git cannot answer (a missing directory, an unreadable config) adds
  * nothing: the call itself then meets the same error before it could run a filter.
  */
-export async function filterOverridesFor(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+export async function filterOverridesFor(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<ConfigPair[]> {
   if (!mayRunFilters(args)) return [];
   const globalOptions = args.slice(0, subcommandIndex(args));
   const lookup = [...SAFE_GIT_OPTIONS, ...globalOptions, 'config', '--show-scope', '--includes', '-z', '--get-regexp', '^filter\\.'];

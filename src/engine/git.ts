@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, realpath, rm, stat, utimes } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SAFE_GIT_ENV, SAFE_GIT_OPTIONS, filterOverridesFor, withoutDiffPrograms } from './git-safety';
+import { SAFE_GIT_ENV, SAFE_GIT_OPTIONS, configEnv, filterOverridesFor, withoutDiffPrograms } from './git-safety';
 
 /*
  * Git is driven through child_process.spawn with argv arrays, not simple-git, because this layer needs:
@@ -92,7 +92,7 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 export async function runGit(args: string[], options: GitRunOptions): Promise<GitRunResult> {
   const env = gitEnv(options.env);
   const overrides = await filterOverridesFor(args, options.cwd, env);
-  return spawnGit([...SAFE_GIT_OPTIONS, ...overrides, ...withoutDiffPrograms(args)], args, env, options);
+  return spawnGit([...SAFE_GIT_OPTIONS, ...withoutDiffPrograms(args)], args, configEnv(overrides, env), options);
 }
 
 function spawnGit(argv: string[], args: string[], env: NodeJS.ProcessEnv, options: GitRunOptions): Promise<GitRunResult> {

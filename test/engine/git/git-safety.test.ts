@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gitEnv, runGit } from '../../../src/engine/git';
-import { filterOverrides, filterOverridesFor, mayRunFilters, parseFilterEntries, subcommandIndex, withoutDiffPrograms } from '../../../src/engine/git-safety';
+import { configEnv, filterOverrides, filterOverridesFor, mayRunFilters, parseFilterEntries, subcommandIndex, withoutDiffPrograms } from '../../../src/engine/git-safety';
 import { cleanupTemp, git, makeRepo, tempDir } from './helpers';
 
 /** Issue 22, item 1: the options every git call of Caesar's gets (src/engine/git-safety.ts), on real repositories. */
@@ -46,15 +46,21 @@ describe('engine/git: git-safety (nothing the repository planted runs)', functio
     const entries = parseFilterEntries(output);
     assert.equal(entries.length, 7);
     assert.deepEqual(filterOverrides(entries), [
-      '-c', 'filter.lfs.clean=git-lfs clean -- %f', '-c', 'filter.lfs.required=true',
-      '-c', 'filter.my.name.with.dots.smudge=', '-c', 'filter.my.name.with.dots.required=false',
+      ['filter.lfs.clean', 'git-lfs clean -- %f'], ['filter.lfs.required', 'true'],
+      ['filter.my.name.with.dots.smudge', ''], ['filter.my.name.with.dots.required', 'false'],
       // git ignores clean/smudge once `process` is set, even to "": the user's smudge cannot be kept, so not required.
-      '-c', 'filter.wt.process=', '-c', 'filter.wt.required=false',
+      ['filter.wt.process', ''], ['filter.wt.required', 'false'],
     ]);
+    const env = configEnv([['filter.a=b.clean', ''], ['filter.a=b.required', 'false']], { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'user.key', GIT_CONFIG_VALUE_0: 'v' });
+    assert.deepEqual(
+      [env.GIT_CONFIG_COUNT, env.GIT_CONFIG_KEY_0, env.GIT_CONFIG_KEY_1, env.GIT_CONFIG_VALUE_1, env.GIT_CONFIG_KEY_2, env.GIT_CONFIG_VALUE_2],
+      ['3', 'user.key', 'filter.a=b.clean', '', 'filter.a=b.required', 'false'],
+      "the environment's own pairs are kept, ours come after",
+    );
   });
 
-  it('a filter planted in .git/config, in config.worktree and in a file include.path names: none runs in runGit', async () => {
-    const repo = makeRepo({ 'a.txt': 'one\n', '.gitattributes': '*.txt filter=planted\n*.md filter=viaworktree\n*.cfg filter=included\n' });
+  it('a filter planted in .git/config, in config.worktree, in a file include.path names, or named with a `=`: none runs in runGit', async () => {
+    const repo = makeRepo({ 'a.txt': 'one\n', '.gitattributes': '*.txt filter=planted\n*.md filter=viaworktree\n*.cfg filter=included\n*.eq filter=a=b\n' });
     const marker = path.join(tempDir(), 'ran.log');
     plantFilter(repo, marker);
     const included = path.join(tempDir(), 'planted.gitconfig');
@@ -62,11 +68,14 @@ describe('engine/git: git-safety (nothing the repository planted runs)', functio
     git(repo, 'config', 'include.path', included);
     git(repo, 'config', 'extensions.worktreeConfig', 'true');
     git(repo, 'config', '--worktree', 'filter.viaworktree.clean', `echo worktree >> '${marker}'; cat`);
+    // A name holding `=`, which a `-c key=value` override would split at the wrong place.
+    plantFilter(repo, marker, 'a=b');
     writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\n');
     writeFileSync(path.join(repo, 'b.md'), 'md\n');
     writeFileSync(path.join(repo, 'c.cfg'), 'cfg\n');
+    writeFileSync(path.join(repo, 'd.eq'), 'eq\n');
     const overrides = await filterOverridesFor(['add', '-A'], repo, gitEnv());
-    for (const name of ['planted', 'viaworktree', 'included']) assert.ok(overrides.includes(`filter.${name}.required=false`), name);
+    for (const name of ['planted', 'viaworktree', 'included', 'a=b']) assert.ok(overrides.some(([k, v]) => k === `filter.${name}.required` && v === 'false'), name);
     await runGit(['add', '-A'], { cwd: repo });
     await runGit(['diff', '--cached', '--stat'], { cwd: repo });
     assert.equal(existsSync(marker), false, existsSync(marker) ? readFileSync(marker, 'utf8') : '');
