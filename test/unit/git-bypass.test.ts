@@ -57,12 +57,25 @@ function literalText(node: ts.Node | undefined): string | undefined {
   return undefined;
 }
 
+function isModuleSpecifier(node: ts.Node): boolean {
+  return ts.isImportDeclaration(node.parent) || ts.isExportDeclaration(node.parent) || ts.isExternalModuleReference(node.parent);
+}
+
+function importsChildProcess(text: string): boolean {
+  return /(['"])(node:)?child_process\1/.test(text);
+}
+
 export function gitBypasses(files: SourceFile[]): string[] {
   const found: string[] = [];
   for (const file of files) {
     const source = ts.createSourceFile(file.path, file.text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
     const at = (node: ts.Node) => `${file.path}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
+    const startsProcesses = importsChildProcess(file.text) && !GIT_HOMES.has(file.path);
     const visit = (node: ts.Node) => {
+      // In a file that starts processes, the program name held in a variable (`const GIT = 'git'; spawn(GIT)`).
+      if (startsProcesses && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) && isGitProgram(node.text) && !ts.isCallExpression(node.parent) && !isModuleSpecifier(node)) {
+        found.push(`${at(node)} names the git program in a file that starts processes: run git through runGit`);
+      }
       if (ts.isCallExpression(node) && !GIT_HOMES.has(file.path)) {
         if (startsGit(node)) found.push(`${at(node)} starts git without runGit: ${node.getText(source).slice(0, 80)}`);
       }
@@ -110,6 +123,9 @@ describe('git bypass guard (every git call goes through runGit)', () => {
     assert.equal(bypass(`exec('git status --porcelain');`).length, 1);
     assert.equal(bypass('exec(`git diff ${base}`);').length, 1);
     assert.equal(bypass(`run('git', ['worktree', 'add']);`).length, 1, 'a helper of its own is a bypass too');
+    const held = gitBypasses([{ path: 'src/engine/spawn.ts', text: `import { spawn } from 'node:child_process';\nconst GIT = 'git';\nspawn(GIT, ['status']);` }]);
+    assert.deepEqual(gitBypasses([{ path: 'src/engine/spawn.ts', text: `import { spawn } from 'node:child_process';\nimport { runGit } from './git';` }]), [], 'importing the git module is no bypass');
+    assert.match(held.join('\n'), /spawn\.ts:2 names the git program in a file that starts processes/, 'the name held in a variable, in a reviewed file');
     assert.match(bypass(`import simpleGit from 'simple-git';`)[0] ?? '', /imports simple-git/);
     assert.match(bypass(`const git = require('simple-git');`)[0] ?? '', /imports simple-git/);
     assert.match(bypass(`const cp = require('child_process');`)[0] ?? '', /imports child_process/);
