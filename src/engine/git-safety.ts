@@ -17,8 +17,9 @@ import { spawn } from 'node:child_process';
  *    `required=false` (an empty command is "no filter"; `required` would otherwise make git die). Attributes only
  *    choose a driver by name (`.gitattributes`, `info/attributes`, core.attributesFile): with every driver the
  *    repository defined undone, what they choose is the user's own;
- *  - transports (a lazy fetch in a partial clone is the only one Caesar's commands could start): `protocol.ext.allow`
- *    never, and submodules are not recursed into.
+ *  - transports (a lazy fetch in a partial clone is the only one Caesar's commands could start): GIT_NO_LAZY_FETCH
+ *    unless the repository is a partial clone whose fetch programs are all the user's (lazyFetchAllowed),
+ *    `protocol.ext.allow` never, and submodules are not recursed into.
  * Both `-c` values and GIT_CONFIG_KEY_<n> reach the git processes git itself starts (worktree remove's status, gc's
  * repack): git passes the first on in GIT_CONFIG_PARAMETERS, the second is inherited.
  */
@@ -106,28 +107,56 @@ export function configEnv(pairs: readonly ConfigPair[], env: NodeJS.ProcessEnv):
   return { ...env, ...added };
 }
 
-interface FilterEntry {
+interface ConfigEntry {
   scope: string;
-  name: string;
+  /** As git prints it: section and variable lower-cased, the subsection as written. */
   key: string;
   value: string;
 }
 
+interface FilterEntry extends ConfigEntry {
+  name: string;
+}
+
 /** Parses `git config --show-scope -z --get-regexp` output: `scope\0key\nvalue\0` per entry. */
-export function parseFilterEntries(output: string): FilterEntry[] {
+export function parseConfigEntries(output: string): ConfigEntry[] {
   const fields = output.split('\0');
-  const entries: FilterEntry[] = [];
+  const entries: ConfigEntry[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
-    const scope = fields[i] as string;
     const pair = fields[i + 1] as string;
     const newline = pair.indexOf('\n');
-    const fullKey = newline < 0 ? pair : pair.slice(0, newline);
-    const value = newline < 0 ? '' : pair.slice(newline + 1);
-    // filter.<name>.<key>: the name (a subsection) may itself hold dots.
-    const match = /^filter\.(.+)\.([^.]+)$/.exec(fullKey);
-    if (match) entries.push({ scope, name: match[1] as string, key: match[2] as string, value });
+    entries.push({ scope: fields[i] as string, key: newline < 0 ? pair : pair.slice(0, newline), value: newline < 0 ? '' : pair.slice(newline + 1) });
   }
   return entries;
+}
+
+/** The filter entries among them, with the filter's name (a subsection, which may itself hold dots). */
+export function parseFilterEntries(output: string): FilterEntry[] {
+  const entries: FilterEntry[] = [];
+  for (const entry of parseConfigEntries(output)) {
+    const match = /^filter\.(.+)\.([^.]+)$/.exec(entry.key);
+    if (match) entries.push({ ...entry, name: match[1] as string, key: match[2] as string });
+  }
+  return entries;
+}
+
+/**
+ * Keys naming a program a fetch runs on this machine: `remote.<name>.uploadpack` (file:// and local paths),
+ * core.sshCommand, core.gitProxy (git://), core.askPass and credential helpers (http). The only fetch Caesar's git
+ * could start is a lazy one, in a partial clone, for an object it lacks (measured: a planted
+ * `remote.origin.uploadpack` ran on `git cat-file blob` of a missing blob). `ext::` is refused outright.
+ */
+const TRANSPORT_PROGRAM = /^(remote\..+\.(uploadpack|receivepack)|core\.(sshcommand|gitproxy|askpass)|credential\.(.+\.)?helper)$/;
+
+/**
+ * Whether a lazy fetch may run: the repository is a partial clone (the user's, as far as git says), and no program
+ * a fetch would run comes from the repository's own config. Otherwise GIT_NO_LAZY_FETCH (git 2.39.4 and later):
+ * a missing object is an error, never a fetch.
+ */
+export function lazyFetchAllowed(entries: readonly ConfigEntry[]): boolean {
+  // A clone with --filter marks its remote `promisor = true`; older ones name it in extensions.partialClone.
+  const partialClone = entries.some((e) => e.key === 'extensions.partialclone' || /^remote\..+\.promisor$/.test(e.key));
+  return partialClone && !entries.some((e) => TRANSPORT_PROGRAM.test(e.key) && !USER_SCOPES.has(e.scope));
 }
 
 /**
@@ -150,22 +179,38 @@ export function filterOverrides(entries: readonly FilterEntry[]): ConfigPair[] {
   return overrides;
 }
 
+/** What one git call needs beyond the fixed options: filter overrides, and whether a lazy fetch may run. */
+export interface RepositoryOverrides {
+  pairs: ConfigPair[];
+  lazyFetch: boolean;
+}
+
+/** The config keys the look-up reads. */
+const LOOKED_UP = '^(filter\\..+|extensions\\.partialclone|remote\\..+\\.(promisor|uploadpack|receivepack)|core\\.(sshcommand|gitproxy|askpass)|credential\\..+)$';
+
 /**
- * The filter overrides for one git call: the call's own global options (`--git-dir`, `--work-tree`) name the
- * repository whose config is read. A look-up git cannot answer (a missing directory, an unreadable config) adds
- * nothing: the call itself then meets the same error before it could run a filter.
+ * The overrides for one git call: the call's own global options (`--git-dir`, `--work-tree`) name the repository
+ * whose config is read. Commands that convert no content skip the look-up: no filter, and no lazy fetch either
+ * (without one, lazy fetching stays off). A look-up git cannot answer (a missing directory, an unreadable config)
+ * adds no filter override and leaves lazy fetching off: the call itself then meets the same error.
  */
-export async function filterOverridesFor(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<ConfigPair[]> {
-  if (!mayRunFilters(args)) return [];
+export async function repositoryOverrides(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<RepositoryOverrides> {
+  if (!mayRunFilters(args)) return { pairs: [], lazyFetch: false };
   const globalOptions = args.slice(0, subcommandIndex(args));
-  const lookup = [...SAFE_GIT_OPTIONS, ...globalOptions, 'config', '--show-scope', '--includes', '-z', '--get-regexp', '^filter\\.'];
+  const lookup = [...SAFE_GIT_OPTIONS, ...globalOptions, 'config', '--show-scope', '--includes', '-z', '--get-regexp', LOOKED_UP];
   const output = await new Promise<string | undefined>((resolve) => {
     const child = spawn('git', lookup, { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
     const out: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.on('error', () => resolve(undefined));
-    // 1: no filter is defined anywhere.
+    // 1: none of the keys is set anywhere.
     child.on('close', (code) => resolve(code === 0 ? Buffer.concat(out).toString('utf8') : code === 1 ? '' : undefined));
   });
-  return output ? filterOverrides(parseFilterEntries(output)) : [];
+  if (!output) return { pairs: [], lazyFetch: false };
+  return { pairs: filterOverrides(parseFilterEntries(output)), lazyFetch: lazyFetchAllowed(parseConfigEntries(output)) };
+}
+
+/** The filter overrides alone (repositoryOverrides' pairs). */
+export async function filterOverridesFor(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<ConfigPair[]> {
+  return (await repositoryOverrides(args, cwd, env)).pairs;
 }

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, realpath, rm, stat, utimes } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SAFE_GIT_ENV, SAFE_GIT_OPTIONS, configEnv, filterOverridesFor, withoutDiffPrograms } from './git-safety';
+import { SAFE_GIT_ENV, SAFE_GIT_OPTIONS, configEnv, repositoryOverrides, withoutDiffPrograms } from './git-safety';
 
 /*
  * Git is driven through child_process.spawn with argv arrays, not simple-git, because this layer needs:
@@ -91,8 +91,10 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
  */
 export async function runGit(args: string[], options: GitRunOptions): Promise<GitRunResult> {
   const env = gitEnv(options.env);
-  const overrides = await filterOverridesFor(args, options.cwd, env);
-  return spawnGit([...SAFE_GIT_OPTIONS, ...withoutDiffPrograms(args)], args, configEnv(overrides, env), options);
+  const overrides = await repositoryOverrides(args, options.cwd, env);
+  // A caller's own GIT_NO_LAZY_FETCH (runGitNeutral's) stands.
+  if (!overrides.lazyFetch && options.env?.GIT_NO_LAZY_FETCH === undefined) env.GIT_NO_LAZY_FETCH = '1';
+  return spawnGit([...SAFE_GIT_OPTIONS, ...withoutDiffPrograms(args)], args, configEnv(overrides.pairs, env), options);
 }
 
 function spawnGit(argv: string[], args: string[], env: NodeJS.ProcessEnv, options: GitRunOptions): Promise<GitRunResult> {

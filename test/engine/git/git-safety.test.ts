@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gitEnv, runGit } from '../../../src/engine/git';
 import { configEnv, filterOverrides, filterOverridesFor, mayRunFilters, parseFilterEntries, subcommandIndex, withoutDiffPrograms } from '../../../src/engine/git-safety';
@@ -104,5 +104,33 @@ describe('engine/git: git-safety (nothing the repository planted runs)', functio
     await runGit(['status', '--porcelain'], { cwd: worktree });
     assert.equal(existsSync(marker), false, existsSync(marker) ? readFileSync(marker, 'utf8') : '');
     assert.equal(readFileSync(path.join(worktree, 'a.up'), 'utf8'), 'QUIET\n', "the user's global smudge ran");
+  });
+
+  /** A blobless clone (`--filter=blob:none`, over file://) of a repository with two files: no blob is local yet. */
+  function partialClone(): { clone: string; source: string } {
+    const source = makeRepo({ 'f.txt': 'one\n', 'g.txt': 'two\n' });
+    git(source, 'config', 'uploadpack.allowFilter', 'true');
+    const clone = path.join(tempDir(), 'clone');
+    git(tempDir(), 'clone', '-q', '--filter=blob:none', '--no-checkout', `file://${source}`, clone);
+    return { clone, source };
+  }
+
+  it('a partial clone: a planted remote.<name>.uploadpack never runs (no lazy fetch); the user\'s own partial clone still fetches', async () => {
+    const marker = path.join(tempDir(), 'ran.log');
+    const planted = partialClone().clone;
+    const uploadPack = path.join(tempDir(), 'upload-pack.sh');
+    writeFileSync(uploadPack, `#!/bin/sh\necho upload-pack >> '${marker}'\nexec git-upload-pack "$@"\n`, { mode: 0o755 });
+    git(planted, 'config', 'remote.origin.uploadpack', uploadPack);
+    git(planted, 'cat-file', 'blob', 'HEAD:g.txt');
+    assert.ok(existsSync(marker), "control: the user's own git fetches a missing blob through the planted program");
+    rmSync(marker);
+    await assert.rejects(runGit(['worktree', 'add', '-q', '--detach', path.join(tempDir(), 'wt'), 'HEAD'], { cwd: planted }), /promisor remote/);
+    await assert.rejects(runGit(['cat-file', 'blob', 'HEAD:f.txt'], { cwd: planted }), /promisor remote/);
+    assert.equal(existsSync(marker), false, 'the planted upload-pack ran');
+
+    const genuine = partialClone().clone;
+    const worktree = path.join(tempDir(), 'genuine-wt');
+    await runGit(['worktree', 'add', '-q', '--detach', worktree, 'HEAD'], { cwd: genuine });
+    assert.equal(readFileSync(path.join(worktree, 'f.txt'), 'utf8'), 'one\n', 'the lazy fetch of a genuine partial clone still runs');
   });
 });
