@@ -13,13 +13,16 @@ import { spawn } from 'node:child_process';
  *    neither; an empty `diff.external` or driver command would make git try to run "" and fail);
  *  - filter drivers (clean/smudge/process): the repository's config cannot be switched off for one section, so the
  *    filters it defines are read first (one `git config` process) and overridden in git's command-line scope
- *    (GIT_CONFIG_KEY_<n>, see configEnv), which wins over every file: back to the user's own global/system definition (git-lfs keeps working), or empty with
- *    `required=false` (an empty command is "no filter"; `required` would otherwise make git die). Attributes only
+ *    (GIT_CONFIG_KEY_<n>, see configEnv), which wins over every file: back to the user's own global/system
+ *    definition (git-lfs keeps working), or empty with `required=false` (an empty command is "no filter";
+ *    `required` would otherwise make git die). Files that `include.path`/`includeIf` pull in count as the including
+ *    file's scope (`--includes`), so a planted include is the repository's too. Attributes only
  *    choose a driver by name (`.gitattributes`, `info/attributes`, core.attributesFile): with every driver the
  *    repository defined undone, what they choose is the user's own;
  *  - transports (a lazy fetch in a partial clone is the only one Caesar's commands could start): GIT_NO_LAZY_FETCH
  *    unless the repository is a partial clone whose fetch programs are all the user's (lazyFetchAllowed),
- *    `protocol.ext.allow` never, and submodules are not recursed into.
+ *    `protocol.ext.allow` never, and submodules are not recursed into. (`uploadpack.packObjectsHook` is read from
+ *    protected config only, never a repository's; no command of Caesar's merges, so no merge driver runs.)
  * Both `-c` values and GIT_CONFIG_KEY_<n> reach the git processes git itself starts (worktree remove's status, gc's
  * repack): git passes the first on in GIT_CONFIG_PARAMETERS, the second is inherited.
  */
