@@ -4,9 +4,12 @@
 import * as esbuild from 'esbuild';
 import { chmodSync, existsSync, readdirSync } from 'node:fs';
 import { asciiOutput, zodEnglishOnly } from './esbuild-plugins.mjs';
+import { extensionBundle } from './esbuild-extension.mjs';
 
 const watch = process.argv.includes('--watch');
 const production = process.argv.includes('--production');
+// The in-editor tests' seams (esbuild-extension.mjs): never with --production.
+const testSeams = process.argv.includes('--test-seams');
 
 const common = {
   bundle: true,
@@ -27,7 +30,7 @@ const webviewEntries = existsSync('webview-ui')
   : [];
 
 const builds = [
-  { ...node, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
+  { ...node, ...extensionBundle({ production, testSeams }) },
   // dist/caesar.js is a small loader (supervisor standby for `caesar run`, V8's code cache) of dist/caesar-main.js.
   { ...node, entryPoints: ['src/bin/cli-loader.ts'], outfile: 'dist/caesar.js', banner: { js: '#!/usr/bin/env node' } },
   { ...node, entryPoints: ['src/bin/caesar.ts'], outfile: 'dist/caesar-main.js' },

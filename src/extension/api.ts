@@ -11,6 +11,9 @@ import type { AnswerOutcome, QuestionInbox, QuestionNotice } from './questions/i
 import type { TimelinePanel, TimelineTiming } from './timeline/panel';
 import type { TimelinePanels } from './timeline/panels';
 
+/** True only in the in-editor tests' bundle (esbuild-extension.mjs defines it for every build of the extension). */
+declare const CAESAR_TEST_SEAMS: boolean;
+
 /** A tree item as the Tasks view shows it, flattened for assertions. */
 export interface TreeItemSnapshot {
   id: string;
@@ -70,8 +73,12 @@ export interface CaesarApi {
     waitForStep(step: StepName, timeoutMs: number): Promise<ShownStep>;
     /** Ids of the tasks selected in the Tasks view. */
     selection(): string[];
-    /** Replaces the Workspace Trust probe the delegate commands read (undefined: VS Code's); returns the previous one. */
-    setTrustProbe(probe: (() => boolean) | undefined): (() => boolean) | undefined;
+    /**
+     * Replaces the Workspace Trust probe the delegate commands read (undefined: VS Code's); returns the previous one.
+     * Only in the in-editor tests' build (CAESAR_TEST_SEAMS, esbuild-extension.mjs): the shipped API has no way round
+     * Workspace Trust.
+     */
+    setTrustProbe?(probe: (() => boolean) | undefined): (() => boolean) | undefined;
   };
   questions: {
     /** Every question notification raised since activation ("<agent> asks: …" and its buttons). */
@@ -100,8 +107,11 @@ export interface ReviewApi {
   fileDecoration(uri: vscode.Uri): vscode.FileDecoration | undefined;
   /** The URI a task's changed-file item in the tree carries. */
   treeFileUri(taskId: string, file: string): vscode.Uri;
-  /** Replaces the modal confirmations of apply and discard (a test cannot click a dialog); returns the previous one. */
-  setConfirm(confirm: Confirm): Confirm;
+  /**
+   * Replaces the modal confirmations of apply and discard (a test cannot click a dialog); returns the previous one.
+   * Only in the in-editor tests' build (CAESAR_TEST_SEAMS): no other extension can silence them in the shipped one.
+   */
+  setConfirm?(confirm: Confirm): Confirm;
 }
 
 export interface CaesarApiParts {
@@ -197,7 +207,8 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
           `the delegate step "${step}" (on screen: ${delegator.flow.currentStep?.step ?? 'none'})`,
         ),
       selection: () => view.selection.filter((n): n is TaskNode => n instanceof TaskNode).map((n) => n.taskId),
-      setTrustProbe: (probe) => delegator.setTrustProbe(probe),
+      // A build-time constant (esbuild define): false in what ships, so this property is not even in the bundle.
+      ...(CAESAR_TEST_SEAMS ? { setTrustProbe: (probe: (() => boolean) | undefined) => delegator.replaceTrustProbe(probe) } : {}),
     },
     questions: {
       notified: () => inbox.notified,

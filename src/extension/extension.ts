@@ -11,7 +11,7 @@ import { QuestionInbox } from './questions/inbox';
 import { BASE_SCHEME, BaseVersionProvider } from './review/baseContent';
 import { changeUri } from './review/changeUri';
 import { TaskFileDecorations } from './review/decorations';
-import { ReviewCommands } from './review/reviewCommands';
+import { ReviewCommands, type Confirm } from './review/reviewCommands';
 import { findCaesarRoot } from './root';
 import { showOnStartup } from './startup';
 import { CaesarStatus } from './status/statusBar';
@@ -20,6 +20,9 @@ import { LiveTasks, type TaskRoot } from './tasks/liveTasks';
 import { TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
 import { TIMELINE_VIEW_TYPE } from './timeline/panel';
 import { TimelinePanels } from './timeline/panels';
+
+/** True only in the in-editor tests' bundle (esbuild-extension.mjs defines it for every build of the extension). */
+declare const CAESAR_TEST_SEAMS: boolean;
 
 /** Set when the bundle has been evaluated (every import above has run). */
 const bundleEvaluatedAt = Date.now();
@@ -94,11 +97,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
     review: {
       fileDecoration: (uri) => decorations.provideFileDecoration(uri),
       treeFileUri: changeUri,
-      setConfirm: (confirm) => {
-        const previous = review.confirm;
-        review.confirm = confirm;
-        return previous;
-      },
+      // A build-time constant (esbuild define): false in what ships, so no other extension can silence the modals.
+      ...(CAESAR_TEST_SEAMS
+        ? {
+            setConfirm: (confirm: Confirm) => {
+              const previous = review.confirm;
+              review.confirm = confirm;
+              return previous;
+            },
+          }
+        : {}),
     },
     ...(mcp ? { mcp: mcp.provider } : {}),
   });

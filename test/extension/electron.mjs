@@ -10,7 +10,7 @@ import { runTests } from '@vscode/test-electron';
 import { buildExtensionTests, prepareTestHome, projectDir } from './build.mjs';
 import { writeFinishedTasks } from './fixtures/finished-tasks.mjs';
 
-const build = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: projectDir, stdio: 'inherit' });
+const build = spawnSync(process.execPath, ['esbuild.mjs', '--test-seams'], { cwd: projectDir, stdio: 'inherit' });
 if (build.status !== 0) process.exit(1);
 const extensionTestsPath = await buildExtensionTests();
 

@@ -36,7 +36,7 @@ if (missing.some((m) => !m.includes('chromium')) && process.env.CAESAR_NO_EDITOR
 if (missing.length) skip(missing.join('; '));
 
 // 2. Build the extension and the test bundle (one file per suite, so mocha can load them one by one).
-const build = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: projectDir, stdio: 'inherit' });
+const build = spawnSync(process.execPath, ['esbuild.mjs', '--test-seams'], { cwd: projectDir, stdio: 'inherit' });
 if (build.status !== 0) {
   console.error('FAILED: the extension build failed');
   process.exit(1);

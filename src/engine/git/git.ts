@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, realpath, rm, stat, utimes } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SAFE_GIT_ENV, SAFE_GIT_OPTIONS, configEnv, repositoryOverrides, withoutDiffPrograms } from './git-safety';
 
 /*
  * Git is driven through child_process.spawn with argv arrays, not simple-git, because this layer needs:
@@ -80,15 +81,27 @@ export function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of REPO_REDIRECTING_ENV) delete env[name];
   env.GIT_TERMINAL_PROMPT = '0';
-  return { ...env, ...extra };
+  return { ...env, ...SAFE_GIT_ENV, ...extra };
 }
 
-/** Runs git with argv (never a shell). Rejects with GitError on an exit code not listed in okCodes. */
-export function runGit(args: string[], options: GitRunOptions): Promise<GitRunResult> {
+/**
+ * Runs git with argv (never a shell), with git-safety's options: no hook, fsmonitor, pager, external diff or
+ * filter driver the repository planted runs. Rejects with GitError on an exit code not listed in okCodes. This is
+ * the one place Caesar starts git (test/unit/git-bypass.test.ts fails on any other).
+ */
+export async function runGit(args: string[], options: GitRunOptions): Promise<GitRunResult> {
+  const env = gitEnv(options.env);
+  const overrides = await repositoryOverrides(args, options.cwd, env);
+  // A caller's own GIT_NO_LAZY_FETCH (runGitNeutral's) stands.
+  if (!overrides.lazyFetch && options.env?.GIT_NO_LAZY_FETCH === undefined) env.GIT_NO_LAZY_FETCH = '1';
+  return spawnGit([...SAFE_GIT_OPTIONS, ...withoutDiffPrograms(args)], args, configEnv(overrides.pairs, env), options);
+}
+
+function spawnGit(argv: string[], args: string[], env: NodeJS.ProcessEnv, options: GitRunOptions): Promise<GitRunResult> {
   const okCodes = options.okCodes ?? [0];
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd: options.cwd, env: gitEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('git', argv, { cwd: options.cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;

@@ -112,8 +112,8 @@ export class DelegateCommands extends Disposable {
     return (this.deps.isTrusted ?? (() => vscode.workspace.isTrusted))();
   }
 
-  /** Replaces the Workspace Trust probe (tests: the test window is trusted); returns the previous one. */
-  setTrustProbe(probe: (() => boolean) | undefined): (() => boolean) | undefined {
+  /** Replaces the Workspace Trust probe (the in-editor tests' seam, absent from the shipped API); returns the previous one. */
+  replaceTrustProbe(probe: (() => boolean) | undefined): (() => boolean) | undefined {
     const previous = this.deps.isTrusted;
     this.deps.isTrusted = probe;
     return previous;

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -105,9 +105,12 @@ describe('security: task record checks (issue 13.1)', function () {
     const marker = path.join(scratch, 'fsmonitor-ran');
     const hooked = makeRepo();
     git(hooked, 'config', 'core.fsmonitor', `touch '${marker}'; false`);
-    await runGit(['status', '--porcelain'], { cwd: hooked }).catch(() => undefined);
+    spawnSync('git', ['status', '--porcelain'], { cwd: hooked, stdio: 'ignore' });
     assert.ok(existsSync(marker), 'control: plain git runs the repository-chosen fsmonitor hook');
     rmSync(marker);
+    // Caesar's own runner (issue 22): every git call runs with git-safety's options.
+    await runGit(['status', '--porcelain'], { cwd: hooked });
+    assert.ok(!existsSync(marker), 'runGit ran the fsmonitor hook');
     await runGitNeutral(['status', '--porcelain'], { cwd: hooked });
     assert.ok(!existsSync(marker), 'the neutral runner ran the fsmonitor hook');
 

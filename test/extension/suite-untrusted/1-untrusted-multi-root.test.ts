@@ -63,7 +63,7 @@ describe('untrusted multi-root workspace', () => {
   it('with several folders, delegate asks which folder first', async () => {
     const api = await caesar();
     // The folder question comes before anything runs; the probe lets the flow get that far, then it is cancelled.
-    const previous = api.delegation.setTrustProbe(() => true);
+    const previous = api.delegation.setTrustProbe!(() => true);
     try {
       const pending = vscode.commands.executeCommand('caesar.delegate');
       const step = await api.delegation.waitForStep('folder', 15_000);
@@ -72,7 +72,7 @@ describe('untrusted multi-root workspace', () => {
       step.input.hide();
       assert.equal(await pending, undefined);
     } finally {
-      api.delegation.setTrustProbe(previous);
+      api.delegation.setTrustProbe!(previous);
     }
   });
 

@@ -47,7 +47,7 @@ describe('Review and apply a task from the editor', () => {
   before(async () => {
     api = await caesar();
     readmeBefore = readme();
-    api.review!.setConfirm(async (message, detail, action) => {
+    api.review!.setConfirm!(async (message, detail, action) => {
       confirmations.push({ message, detail, action });
       return answer;
     });

@@ -173,7 +173,7 @@ describe('Caesar: Delegate Task', () => {
     const api = await caesar();
     const tasksDir = path.join(api.root, '.caesar', 'tasks');
     const before = readdirSync(tasksDir).length;
-    const previous = api.delegation.setTrustProbe(() => false);
+    const previous = api.delegation.setTrustProbe!(() => false);
     try {
       for (const command of ['caesar.delegate', 'caesar.delegateSeveral']) {
         const outcome = await vscode.commands.executeCommand<DelegateOutcome>(command, { objective: 'never runs', agent: 'demo', agents: ['demo'] });
@@ -182,7 +182,7 @@ describe('Caesar: Delegate Task', () => {
         assert.equal(api.delegation.currentStep(), undefined, 'no quick input was opened');
       }
     } finally {
-      api.delegation.setTrustProbe(previous);
+      api.delegation.setTrustProbe!(previous);
     }
     assert.equal(readdirSync(tasksDir).length, before, 'no task directory was written');
   });
