@@ -5,22 +5,22 @@ import ts from 'typescript';
 
 /**
  * Issue 22, item 1: every git process Caesar starts goes through runGit (src/engine/git.ts), which adds
- * src/engine/git-safety.ts's options (no planted hook, fsmonitor, pager, external diff or filter runs). This guard
+ * src/engine/git/git-safety.ts's options (no planted hook, fsmonitor, pager, external diff or filter runs). This guard
  * reads every file of src/ and fails on a git started any other way:
  *  - a call whose first argument is the program `git` (`spawn('git', …)`, `execFile("git")`, `execa(\`git\`)`,
  *    `/usr/bin/git`), or a shell command line starting with `git ` (`exec('git status')`);
  *  - simple-git (a dependency of the package, never to be used: it would build its own command lines);
  *  - child_process in a file not reviewed below: a new process starter must be looked at (does it run git?).
  */
-const GIT_HOMES = new Set(['src/engine/git.ts', 'src/engine/git-safety.ts']);
+const GIT_HOMES = new Set(['src/engine/git/git.ts', 'src/engine/git/git-safety.ts']);
 /** Files that start processes and were reviewed: none of them runs git (agents, setup commands, supervisors, probes). */
 const REVIEWED_PROCESS_STARTERS = new Set([
-  'src/engine/git.ts',
-  'src/engine/git-safety.ts',
-  'src/engine/agent-catalogue.ts', // runs an agent's `--version`
-  'src/engine/spawn.ts', // runs the agent
-  'src/engine/workshop.ts', // `[worktree] setup` commands and `cp -Rc`
-  'src/engine/supervisor-process.ts', // node supervisors
+  'src/engine/git/git.ts',
+  'src/engine/git/git-safety.ts',
+  'src/engine/resolve/agent-catalogue.ts', // runs an agent's `--version`
+  'src/engine/process/spawn.ts', // runs the agent
+  'src/engine/git/workshop.ts', // `[worktree] setup` commands and `cp -Rc`
+  'src/engine/launch/supervisor-process.ts', // node supervisors
   'src/cli/commands/doctor-acp.ts', // an ACP agent's probe
 ]);
 
@@ -110,7 +110,7 @@ describe('git bypass guard (every git call goes through runGit)', () => {
 
   it('no file of src/ starts git except through runGit', () => {
     const files = collect('src', root);
-    assert.ok(files.some((f) => f.path === 'src/engine/git.ts') && files.length > 50, 'the guard must see the sources');
+    assert.ok(files.some((f) => f.path === 'src/engine/git/git.ts') && files.length > 50, 'the guard must see the sources');
     assert.deepEqual(gitBypasses(files), []);
   });
 
@@ -123,8 +123,8 @@ describe('git bypass guard (every git call goes through runGit)', () => {
     assert.equal(bypass(`exec('git status --porcelain');`).length, 1);
     assert.equal(bypass('exec(`git diff ${base}`);').length, 1);
     assert.equal(bypass(`run('git', ['worktree', 'add']);`).length, 1, 'a helper of its own is a bypass too');
-    const held = gitBypasses([{ path: 'src/engine/spawn.ts', text: `import { spawn } from 'node:child_process';\nconst GIT = 'git';\nspawn(GIT, ['status']);` }]);
-    assert.deepEqual(gitBypasses([{ path: 'src/engine/spawn.ts', text: `import { spawn } from 'node:child_process';\nimport { runGit } from './git';` }]), [], 'importing the git module is no bypass');
+    const held = gitBypasses([{ path: 'src/engine/process/spawn.ts', text: `import { spawn } from 'node:child_process';\nconst GIT = 'git';\nspawn(GIT, ['status']);` }]);
+    assert.deepEqual(gitBypasses([{ path: 'src/engine/process/spawn.ts', text: `import { spawn } from 'node:child_process';\nimport { runGit } from './git';` }]), [], 'importing the git module is no bypass');
     assert.match(held.join('\n'), /spawn\.ts:2 names the git program in a file that starts processes/, 'the name held in a variable, in a reviewed file');
     assert.match(bypass(`import simpleGit from 'simple-git';`)[0] ?? '', /imports simple-git/);
     assert.match(bypass(`const git = require('simple-git');`)[0] ?? '', /imports simple-git/);
@@ -145,6 +145,6 @@ describe('git bypass guard (every git call goes through runGit)', () => {
   });
 
   it('lets the git module itself start git', () => {
-    assert.deepEqual(gitBypasses([{ path: 'src/engine/git.ts', text: `import { spawn } from 'node:child_process';\nspawn('git', args);` }]), []);
+    assert.deepEqual(gitBypasses([{ path: 'src/engine/git/git.ts', text: `import { spawn } from 'node:child_process';\nspawn('git', args);` }]), []);
   });
 });

@@ -2,10 +2,10 @@ import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { gitEnv, runGit } from '../../../src/engine/git';
-import { configEnv, filterOverrides, filterOverridesFor, mayRunFilters, parseFilterEntries, subcommandIndex, withoutDiffPrograms } from '../../../src/engine/git-safety';
+import { configEnv, filterOverrides, filterOverridesFor, mayRunFilters, parseFilterEntries, subcommandIndex, withoutDiffPrograms } from '../../../src/engine/git/git-safety';
 import { cleanupTemp, git, makeRepo, tempDir } from './helpers';
 
-/** Issue 22, item 1: the options every git call of Caesar's gets (src/engine/git-safety.ts), on real repositories. */
+/** Issue 22, item 1: the options every git call of Caesar's gets (src/engine/git/git-safety.ts), on real repositories. */
 describe('engine/git: git-safety (nothing the repository planted runs)', function () {
   this.timeout(30_000);
   afterEach(cleanupTemp);
