@@ -11,3 +11,4 @@ export * from './mailbox';
 export * from './task-state';
 export * from './task-result';
 export * from './launch';
+export * from './report-salvage';
