@@ -12,3 +12,4 @@ export * from './task-state';
 export * from './task-result';
 export * from './launch';
 export * from './report-salvage';
+export * from './brief-limits';
