@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, promises as fs, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { BoundedStdioTransport } from '../bounded-stdio';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from '../../protocol/zod';
 import {
@@ -80,7 +80,7 @@ export async function serveChannel(options: ChannelOptions): Promise<void> {
       void wait.finally(() => waits.delete(wait)).catch(() => undefined);
     },
   });
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioTransport();
   // The client going away (stdin ends) and the client's SIGTERM a moment later (the SDK's stdio client sends one when
   // a server takes over 2 s to exit) mean the same: stop waiting. A waiting question then marks itself expired rather
   // than staying pending forever.
