@@ -1,10 +1,11 @@
 import { promises as fs, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
-import { AnswerFileSchema, ProgressFileSchema, QuestionFileSchema, isSafeId, type TaskPaths } from '../protocol';
+import { ProgressFileSchema, QuestionFileSchema, isSafeId, type TaskPaths } from '../protocol';
 import { readJsonFile } from './atomic';
 import { writeJsonAtomic } from '../base/atomic';
 import type { EventsWriter } from './events-writer';
 import { closeQuestions } from './questions-closed';
+import { readAnswerForRelay } from './answer-read';
 
 /**
  * The supervisor's side of the return channel's mailbox: questions/<id>.json (written by the asking agent or the
@@ -131,10 +132,10 @@ export class QuestionsRelay {
     for (const name of await listJson(this.paths.answersDir)) {
       const id = name.slice(0, -'.json'.length);
       if (!this.asked.has(id) || this.answered.has(id)) continue;
-      const answer = await readJsonFile(path.join(this.paths.answersDir, name), AnswerFileSchema).catch(() => undefined);
-      if (!answer || answer.id !== id) continue;
+      const answer = await readAnswerForRelay(path.join(this.paths.answersDir, name), id, name);
+      if (!answer) continue;
       this.answered.add(id);
-      this.events.append({ type: 'answer', id, answer: answer.answer });
+      this.events.append({ type: 'answer', id, answer: answer.eventText });
       for (const listener of this.answerListeners) listener(id, answer.answer);
     }
   }
