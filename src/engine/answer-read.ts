@@ -7,9 +7,6 @@ import { MAX_EVENT_TEXT } from './events-writer';
 /** An answer file up to this size is read whole; a larger one only from its beginning (the event needs no more). */
 export const MAX_ANSWER_READ_BYTES = 16 * 1024 * 1024;
 
-/** How much of a larger file is read: the id and as much of the answer as an event can carry, escapes included. */
-const HEAD_BYTES = MAX_EVENT_TEXT * 8;
-
 /** Room kept under MAX_EVENT_TEXT for the marker, so the events writer never clamps again (with its raw.log note). */
 const MARKER_ROOM = 256;
 
@@ -18,6 +15,14 @@ export interface AnswerForRelay {
   answer: string;
   /** What the `answer` event carries: the answer, or its beginning and a marker saying where the rest is. */
   eventText: string;
+  by?: string;
+}
+
+export interface AnswerCap {
+  /** The most characters the capped text may hold, marker included (default: an event's MAX_EVENT_TEXT). */
+  maxChars?: number;
+  /** Where the marker says the whole answer is (default: `answers/<name>`). */
+  wholeIn?: string;
 }
 
 /**
@@ -26,29 +31,30 @@ export interface AnswerForRelay {
  * MAX_EVENT_TEXT characters with a marker naming the file, which keeps the whole answer. undefined: not an answer
  * to `id` (unreadable, malformed, another id).
  */
-export async function readAnswerForRelay(file: string, id: string, name: string): Promise<AnswerForRelay | undefined> {
+export async function readAnswerForRelay(file: string, id: string, name: string, cap: AnswerCap = {}): Promise<AnswerForRelay | undefined> {
+  const maxChars = cap.maxChars ?? MAX_EVENT_TEXT;
+  const wholeIn = cap.wholeIn ?? `answers/${name}`;
   try {
     const doc = await readJsonFile(file, AnswerFileSchema, MAX_ANSWER_READ_BYTES);
     if (!doc || doc.id !== id) return undefined;
-    return { answer: doc.answer, eventText: capped(doc.answer, `${doc.answer.length} characters in all`, name) };
+    const eventText = doc.answer.length <= maxChars
+      ? doc.answer
+      : `${doc.answer.slice(0, maxChars - MARKER_ROOM)}… (truncated, ${doc.answer.length} characters in all; the whole answer is in ${wholeIn})`;
+    return { answer: doc.answer, eventText, ...(doc.by ? { by: doc.by } : {}) };
   } catch (err) {
     if (!(err instanceof ProtocolError) || !/over the .* limit/.test(err.message)) return undefined;
-    return readHead(file, id, name);
+    return readHead(file, id, maxChars, wholeIn);
   }
 }
 
-function capped(answer: string, size: string, name: string): string {
-  if (answer.length <= MAX_EVENT_TEXT) return answer;
-  return `${answer.slice(0, MAX_EVENT_TEXT - MARKER_ROOM)}… (truncated, ${size}; the whole answer is in answers/${name})`;
-}
-
 /** The id and the answer's beginning, read from the start of a file too large to parse (written id first). */
-async function readHead(file: string, id: string, name: string): Promise<AnswerForRelay | undefined> {
+async function readHead(file: string, id: string, maxChars: number, wholeIn: string): Promise<AnswerForRelay | undefined> {
   let handle: fs.FileHandle | undefined;
   try {
     handle = await openRegularFile(file);
     const { size } = await handle.stat();
-    const buffer = Buffer.alloc(Math.min(size, HEAD_BYTES));
+    // The id and as much of the answer as the cap lets through, escapes included (at most 6 bytes a character).
+    const buffer = Buffer.alloc(Math.min(size, maxChars * 6 + 4096));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     const head = buffer.subarray(0, bytesRead).toString('utf8');
     const declared = /^\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(head)?.[1];
@@ -57,8 +63,8 @@ async function readHead(file: string, id: string, name: string): Promise<AnswerF
     if (begun === undefined) return undefined;
     const answer = decode(begun.replace(/\\(u[0-9a-fA-F]{0,3})?$/, ''));
     if (answer === undefined) return undefined;
-    const beginning = answer.slice(0, MAX_EVENT_TEXT - MARKER_ROOM);
-    return { answer: beginning, eventText: `${beginning}… (truncated, the answer file is ${formatBytes(size)}; the whole answer is in answers/${name})` };
+    const beginning = answer.slice(0, maxChars - MARKER_ROOM);
+    return { answer: beginning, eventText: `${beginning}… (truncated, the answer file is ${formatBytes(size)}; the whole answer is in ${wholeIn})` };
   } catch {
     return undefined;
   } finally {

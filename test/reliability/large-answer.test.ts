@@ -6,6 +6,10 @@ import { MAX_EVENT_TEXT } from '../../src/engine/events-writer';
 import { taskPaths, type GenericAgentDef } from '../../src/protocol';
 import { buildCli, makeRepo, waitFor, waitForFinished } from '../engine/runtime/helpers';
 import { delegate } from '../../src/engine/delegate';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { promises as fs } from 'node:fs';
+import { makeTaskDir } from '../mcp/channel-helpers';
 
 /**
  * Issue 23 item 5d: a 10 MB answer was written to answers/<id>.json but never relayed as an `answer` event (the file
@@ -65,4 +69,26 @@ describe('reliability: a very large answer', function () {
       assert.equal(JSON.parse(readFileSync(path.join(paths.answersDir, 'q1.json'), 'utf8')).answer, text, 'whole in the file');
     });
   }
+
+  it('the return channel hands a 10 MB answer to the asking agent as its first 1 MiB and the path of the whole (its MCP client refuses lines over 10 MiB)', async () => {
+    const { root, id, dir } = await makeTaskDir();
+    const cli = await buildCli();
+    const client = new Client({ name: 'large-answer', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, 'channel', 'serve', '--task-dir', dir], stderr: 'pipe' }));
+    try {
+      const questionsDir = taskPaths(root, id).questionsDir;
+      const asking = client.callTool({ name: 'ask_orchestrator', arguments: { question: 'The whole log?' } });
+      const name = await waitFor('the question file', async () => (await fs.readdir(questionsDir).catch(() => [] as string[])).find((n) => n.endsWith('.json') && !n.startsWith('.')), 20_000);
+      const text = '0123456789'.repeat(1_000_000);
+      await answerQuestion(root, id, name.slice(0, -'.json'.length), text);
+      const out = (await asking).structuredContent as { answered: boolean; answer: string; answered_by?: string };
+      assert.equal(out.answered, true);
+      assert.equal(out.answered_by, 'cli');
+      assert.ok(out.answer.length <= 1024 * 1024, `${out.answer.length}`);
+      assert.ok(text.startsWith(out.answer.slice(0, out.answer.indexOf('…'))));
+      assert.match(out.answer, /… \(truncated, 10000000 characters in all; the whole answer is in \/.*\/answers\/q_[0-9a-f]+\.json\)$/);
+    } finally {
+      await client.close();
+    }
+  });
 });
