@@ -1,3 +1,4 @@
+import { promptForArgv } from './argv-prompt';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
 import { ToolPairing, UsageTotals, displayCommand, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject, str, summarizeInput } from './stream';
@@ -45,7 +46,7 @@ export function goDuration(ms: number): string {
 function buildAntigravity(ctx: BuildContext): SpawnPlan {
   const { task } = ctx;
   const write = task.mode === 'write';
-  const args = ['--print', ctx.prompt, '--output-format', 'stream-json', '--mode', write ? 'accept-edits' : 'plan'];
+  const args = ['--print', promptForArgv(ctx), '--output-format', 'stream-json', '--mode', write ? 'accept-edits' : 'plan'];
   args.push('--print-timeout', goDuration(task.deadline_ms), '--add-dir', ctx.taskDir);
   if (ctx.model) args.push('--model', ctx.model);
   if (ctx.tier === 'schema') args.push('--json-schema', ctx.reportSchemaFile);

@@ -1,3 +1,4 @@
+import { promptForArgv } from './argv-prompt';
 import { DOCUMENT_IDS, type EventDraft } from '../protocol';
 import { displayCommand, isObject, lastNonEmpty, parseJsonLine } from './stream';
 import type { AgentAdapter, BuildContext, SpawnPlan, Translator } from './types';
@@ -56,7 +57,7 @@ export function genericAdapter(def: GenericAgentDefinition): AgentAdapter {
 
 function buildGeneric(def: GenericAgentDefinition, ctx: BuildContext): SpawnPlan {
   const values: Partial<Record<TemplateToken, string>> = {
-    prompt: ctx.prompt,
+    prompt: promptForArgv(ctx),
     workspace: ctx.task.workspace,
     taskDir: ctx.taskDir,
     reportPath: ctx.task.report_path,

@@ -11,3 +11,5 @@ export * from './mailbox';
 export * from './task-state';
 export * from './task-result';
 export * from './launch';
+export * from './report-salvage';
+export * from './brief-limits';

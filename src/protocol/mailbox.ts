@@ -45,3 +45,12 @@ export const ChannelReportMarkerSchema = z.object({
   submitted_at: z.string(),
 });
 export type ChannelReportMarker = z.infer<typeof ChannelReportMarkerSchema>;
+
+/**
+ * `questions/.closed.json`: written once by the supervisor when its agent has ended. Every question still without an
+ * answer is expired from that moment (answering fails, none is pending), without rewriting each question file: with
+ * 10,000 pending questions that rewrite alone outlasted the conclusion's budget (issue 23). A dotfile, so listings
+ * of the mailbox never take it for a question.
+ */
+export const QUESTIONS_CLOSED_FILE = '.closed.json';
+export const QuestionsClosedSchema = z.object({ closed_at: z.string() });

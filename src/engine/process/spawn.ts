@@ -122,13 +122,14 @@ export function runAgentProcess(options: RunAgentOptions): Promise<RunAgentResul
       signalGroup(child.pid, 'SIGTERM');
       killTimer ??= setTimeout(() => signalGroup(child.pid!, 'SIGKILL'), options.graceMs);
     };
-    const onAbort = () => {
+    // Declarations (hoisted): finish() may run, and unregister them, before these lines are reached (a spawn that
+    // throws at once, E2BIG for one, finishes above; an arrow in a const there was a ReferenceError, issue 23).
+    function onAbort(): void {
       if (timedOut || cancelled || exited) return;
       cancelled = true;
       options.onTerminate?.('cancel');
       terminateGroup();
-    };
-    // A declaration (hoisted): finish() may run, and unregister it, before this line is reached.
+    }
     function onStop(): void {
       if (!exited) terminateGroup();
     }

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { ENV, isSafeId, type Finding } from '../../protocol';
+import { ENV, briefTextTooLarge, isSafeId, type Finding } from '../../protocol';
 import {
   DurationError,
   ENV_POLICIES,
@@ -217,6 +217,8 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     }
   }
   const context = [rolePrompt, request.context ?? ''].filter((part) => part.trim() !== '').join('\n\n---\n\n');
+  const tooLarge = briefTextTooLarge(request.objective, context);
+  if (tooLarge) throw new DelegationRefusedError('usage', tooLarge);
   const generic = config.agents.find((entry) => entry.id === agent);
 
   const launch: LaunchDraft = {

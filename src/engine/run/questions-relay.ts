@@ -1,9 +1,11 @@
 import { promises as fs, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
-import { AnswerFileSchema, ProgressFileSchema, QuestionFileSchema, isSafeId, type TaskPaths } from '../../protocol';
+import { ProgressFileSchema, QuestionFileSchema, isSafeId, type TaskPaths } from '../../protocol';
 import { readJsonFile } from '../store/atomic';
 import { writeJsonAtomic } from '../../base/atomic';
 import type { EventsWriter } from './events-writer';
+import { closeQuestions } from '../store/questions-closed';
+import { readAnswerForRelay } from './answer-read';
 
 /**
  * The supervisor's side of the return channel's mailbox: questions/<id>.json (written by the asking agent or the
@@ -20,6 +22,10 @@ export class QuestionsRelay {
   private readonly watchers: FSWatcher[] = [];
   private readonly answerListeners = new Set<(id: string, answer: string) => void>();
   private chain: Promise<void> = Promise.resolve();
+  /** The scan queued behind the running one: every notification meanwhile joins it (see scan()). */
+  private queued: Promise<void> | undefined;
+  /** mtime of each asked question file when last read: an unchanged file is not read again. */
+  private readonly questionMtimes = new Map<string, number>();
   private disposed = false;
 
   constructor(
@@ -44,10 +50,20 @@ export class QuestionsRelay {
     await this.scan();
   }
 
-  /** Looks at both folders and emits what is new. Serialized: concurrent notifications never double-emit. */
+  /**
+   * Looks at both folders and emits what is new. Serialized: concurrent notifications never double-emit. At most one
+   * scan waits behind the running one, and every call meanwhile shares it: a burst of notifications (10,000 questions
+   * filed, or expired, at once) costs two scans, not one per file (issue 23: that pile-up took minutes).
+   */
   scan(): Promise<void> {
-    this.chain = this.chain.then(() => this.scanOnce()).catch((err: Error) => this.log(`question relay: ${err.message}`));
-    return this.chain;
+    if (this.queued) return this.queued;
+    const next = this.chain.then(() => {
+      this.queued = undefined;
+      return this.scanOnce();
+    });
+    this.queued = next.catch((err: Error) => this.log(`question relay: ${err.message}`));
+    this.chain = this.queued;
+    return this.queued;
   }
 
   /**
@@ -56,14 +72,23 @@ export class QuestionsRelay {
    */
   async expireUnanswered(): Promise<void> {
     await this.scan();
-    for (const id of this.asked) {
-      if (this.answered.has(id) || this.expired.has(id)) continue;
+    const pending = [...this.asked].filter((id) => !this.answered.has(id) && !this.expired.has(id));
+    const expiredAt = new Date().toISOString();
+    // One write expires them all (answering and pending lists read it, questions-closed.ts); the question files
+    // themselves are marked too while they are few, so each still says so on its own.
+    await closeQuestions(this.paths.questionsDir, expiredAt);
+    if (pending.length > MARK_EACH_UP_TO) {
+      for (const id of pending) this.expired.add(id);
+      this.events.append({ type: 'progress', message: `${pending.length} questions expired without an answer; the agent went on with its own judgment.` });
+      return;
+    }
+    for (const id of pending) {
       const file = path.join(this.paths.questionsDir, `${id}.json`);
       const question = await readJsonFile(file, QuestionFileSchema).catch(() => undefined);
       if (!question) continue;
       const answerExists = await fs.stat(path.join(this.paths.answersDir, `${id}.json`)).then(() => true, () => false);
       if (answerExists) continue;
-      await writeJsonAtomic(file, { ...question, expired_at: question.expired_at ?? new Date().toISOString() });
+      await writeJsonAtomic(file, { ...question, expired_at: question.expired_at ?? expiredAt });
       this.noteExpired(id);
     }
   }
@@ -86,13 +111,20 @@ export class QuestionsRelay {
       const id = name.slice(0, -'.json'.length);
       if (!isSafeId(id)) continue;
       if (this.asked.has(id) && (this.expired.has(id) || this.answered.has(id))) continue;
-      const question = await readJsonFile(path.join(this.paths.questionsDir, name), QuestionFileSchema).catch((err: Error) => {
+      const file = path.join(this.paths.questionsDir, name);
+      // An asked question is read again only when its file changed (the asker marking it expired).
+      const mtime = this.asked.has(id) ? await fs.lstat(file).then((st) => st.mtimeMs, () => undefined) : undefined;
+      if (mtime !== undefined && this.questionMtimes.get(id) === mtime) continue;
+      const question = await readJsonFile(file, QuestionFileSchema).catch((err: Error) => {
         this.log(`question ${name} unreadable: ${err.message}`);
         return undefined;
       });
       if (!question || question.id !== id) continue;
+      if (mtime !== undefined) this.questionMtimes.set(id, mtime);
       if (!this.asked.has(id)) {
         this.asked.add(id);
+        const stats = await fs.lstat(file).catch(() => undefined);
+        if (stats) this.questionMtimes.set(id, stats.mtimeMs);
         this.events.append({ type: 'question', id, question: question.question, options: question.options });
       }
       if (question.expired_at) this.noteExpired(id);
@@ -100,10 +132,10 @@ export class QuestionsRelay {
     for (const name of await listJson(this.paths.answersDir)) {
       const id = name.slice(0, -'.json'.length);
       if (!this.asked.has(id) || this.answered.has(id)) continue;
-      const answer = await readJsonFile(path.join(this.paths.answersDir, name), AnswerFileSchema).catch(() => undefined);
-      if (!answer || answer.id !== id) continue;
+      const answer = await readAnswerForRelay(path.join(this.paths.answersDir, name), id, name);
+      if (!answer) continue;
       this.answered.add(id);
-      this.events.append({ type: 'answer', id, answer: answer.answer });
+      this.events.append({ type: 'answer', id, answer: answer.eventText });
       for (const listener of this.answerListeners) listener(id, answer.answer);
     }
   }
@@ -129,6 +161,9 @@ export class QuestionsRelay {
     this.events.append({ type: 'progress', message: `Question ${id} expired without an answer; the agent went on with its own judgment.` });
   }
 }
+
+/** Past this many pending questions, expiry writes the mailbox's closing marker only, and one progress event. */
+const MARK_EACH_UP_TO = 50;
 
 async function listJson(dir: string): Promise<string[]> {
   const names = await fs.readdir(dir).catch(() => [] as string[]);

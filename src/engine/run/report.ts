@@ -9,11 +9,13 @@ import {
   parseReport,
   type Finding,
   type Report,
+  type ReportStatus,
   type ReportTier,
   type TaskPaths,
 } from '../../protocol';
 import type { TranslationSummary } from '../../agents/types';
 import { readJsonFile } from '../store/atomic';
+import { judgeReportDocument, readReportDocument } from './report-document';
 import { openRegularFile, readRegularFileBounded } from '../../base/safe-read';
 import type { ReportSource } from '../../protocol';
 
@@ -63,14 +65,17 @@ const RAW_LOG_WINDOW = 16 * 1024 * 1024;
 
 export async function resolveReport(input: ResolveReportInput): Promise<ResolvedReport> {
   const errors: string[] = [];
-  const found = (await fromReportFile(input, errors)) ?? (await fromFinalAnswer(input, errors)) ?? (await fromRawLog(input));
+  const verdict: FileVerdict = {};
+  const found = (await fromReportFile(input, errors, verdict)) ?? (await fromFinalAnswer(input, errors)) ?? (await fromRawLog(input));
   const resolved = found ?? { report: synthesize(input, await lastLogLines(input.paths.rawLog, 5)), source: 'synthesized' as const };
-  const findings: Finding[] = errors.map((error) => ({
-    severity: 'high',
-    title: 'Agent report refused',
-    detail: `${error} The next report tier was used instead (source: ${resolved.source}).`,
-  }));
-  let report = resolved.report;
+  const findings: Finding[] = verdict.salvaged
+    ? [verdict.salvaged]
+    : errors.map((error) => ({
+        severity: 'high',
+        title: 'Agent report refused',
+        detail: `${error} The next report tier was used instead (source: ${resolved.source}).`,
+      }));
+  let report = keepAgentsWord(resolved.report, resolved.source, verdict, findings);
   if (report.task_id && report.task_id !== input.taskId) {
     findings.push({
       severity: 'medium',
@@ -89,18 +94,65 @@ export async function resolveReport(input: ResolveReportInput): Promise<Resolved
   };
 }
 
+/** How good a verdict is: a later tier may confirm or lower the agent's, never raise it. */
+const STATUS_RANK: Record<ReportStatus, number> = { failed: 0, blocked: 0, partial: 1, success: 2 };
+
+/** What became of a report.json that was there but not valid as written. */
+interface FileVerdict {
+  /** It was rebuilt from its readable fields: the finding naming what was left out. */
+  salvaged?: Finding;
+  /** It was refused whole (`status`: its verdict, when still readable). */
+  refused?: { status?: ReportStatus };
+}
+
+/**
+ * A refused report.json never turns into a better verdict than the agent's (issue 23): a readable status is never
+ * raised by a later tier (`failed` and `blocked` stay so), and with no readable status, a report synthesized from a clean exit
+ * is not a success but "needs review" (status `blocked`: a person must decide; `caesar run` exits 1).
+ */
+function keepAgentsWord(report: Report, source: ReportSource, verdict: FileVerdict, findings: Finding[]): Report {
+  const refused = verdict.refused;
+  if (!refused) return report;
+  const written = refused.status;
+  if (written !== undefined) {
+    if (STATUS_RANK[report.status] <= STATUS_RANK[written]) return report;
+    findings.push({
+      severity: 'high',
+      title: 'Agent status kept',
+      detail: `The refused report.json says "${written}"; the ${source} report said "${report.status}", which is not taken over the agent's own verdict.`,
+    });
+    return { ...report, status: written };
+  }
+  if (source !== 'synthesized' || report.status === 'failed') return report;
+  findings.push({
+    severity: 'high',
+    title: 'Needs review',
+    detail: 'The agent wrote a report.json whose status could not be read, so its verdict is unknown: review the work before applying it.',
+  });
+  return { ...report, status: 'blocked', summary: `Needs review: the agent's report.json could not be read (see the findings). ${report.summary}` };
+}
+
 type Found = { report: Report; source: ReportSource } | undefined;
 
-async function fromReportFile(input: ResolveReportInput, errors: string[]): Promise<Found> {
+async function fromReportFile(input: ResolveReportInput, errors: string[], verdict: FileVerdict): Promise<Found> {
+  let doc: unknown;
   try {
-    const doc = await readJsonFile(input.paths.report, undefined, MAX_BYTES.report);
-    if (doc === undefined) return undefined;
-    const report = parseReport(doc);
-    return { report, source: (await submittedThroughChannel(input)) ? 'channel' : 'file' };
+    doc = await readReportDocument(input.paths.report, MAX_BYTES.report);
   } catch (err) {
     errors.push(`report.json was refused: ${describe(err)}.`);
+    verdict.refused = {};
     return undefined;
   }
+  if (doc === undefined) return undefined;
+  const judged = judgeReportDocument(doc);
+  if (judged.kind === 'valid') return { report: judged.report, source: (await submittedThroughChannel(input)) ? 'channel' : 'file' };
+  errors.push(judged.error);
+  if (judged.kind === 'salvaged') {
+    verdict.salvaged = judged.finding;
+    return { report: judged.report, source: 'file' };
+  }
+  verdict.refused = judged.status ? { status: judged.status } : {};
+  return undefined;
 }
 
 /** The return channel accepted report.json as it is now: the marker's hash matches the file's bytes. */

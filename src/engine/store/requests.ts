@@ -12,6 +12,7 @@ import { readJsonFile } from './atomic';
 import { createExclusive } from '../../base/atomic';
 import { TaskStateSchema, ACTIVE_STATUSES, type TaskStatus } from '../../protocol';
 import { readPendingQuestions } from './store';
+import { questionsClosedAt } from './questions-closed';
 
 /**
  * Requests from processes other than a task's supervisor (DESIGN.md principle 2): they never write state.json or
@@ -65,9 +66,10 @@ export async function answerQuestion(
   if (!(await exists(paths.state))) throw new RequestError(`Unknown task "${taskId}".`, 'unknown_task');
   const question = await readJsonFile(path.join(paths.questionsDir, `${questionId}.json`), QuestionFileSchema);
   if (!question) throw new RequestError(await unknownQuestionMessage(root, taskId, questionId), 'unknown_question');
-  if (question.expired_at) {
+  const expiredAt = question.expired_at ?? (await questionsClosedAt(paths.questionsDir));
+  if (expiredAt) {
     throw new RequestError(
-      `Question "${questionId}" expired at ${question.expired_at}: the agent stopped waiting and went on with its own judgment.`,
+      `Question "${questionId}" expired at ${expiredAt}: the agent stopped waiting and went on with its own judgment.`,
       'expired',
     );
   }

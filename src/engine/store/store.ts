@@ -19,6 +19,8 @@ import { readJsonFile } from './atomic';
 import { UnsafeFileError, listFolder, openRegularFileWithStats, readRegularFileBounded, type SafeReadOptions } from '../../base/safe-read';
 import { combineDisposables, toDisposable, type IDisposable as Disposable } from '../../base/disposable';
 import { Debouncer } from '../../base/event';
+import { QUESTIONS_CLOSED_FILE } from '../../protocol';
+import { questionsClosedAt } from './questions-closed';
 import { AppliedDocSchema, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../../protocol';
 import { ACTIVE_STATUSES, DiscardedDocSchema, TaskStateSchema, type DiscardedDoc, type ObservedStatus, type TaskState } from '../../protocol';
 import { tailLines } from './tail';
@@ -330,7 +332,7 @@ async function readLastEvent(file: string, options: SafeReadOptions): Promise<La
 /** Questions without an answer and not expired, oldest first. */
 export async function readPendingQuestions(questionsDir: string, answersDir: string): Promise<QuestionFile[]> {
   const names = await fs.readdir(questionsDir).catch(() => [] as string[]);
-  if (names.length === 0) return [];
+  if (names.length === 0 || (names.includes(QUESTIONS_CLOSED_FILE) && (await questionsClosedAt(questionsDir)))) return [];
   const answered = new Set((await fs.readdir(answersDir).catch(() => [] as string[])).filter((n) => n.endsWith('.json')));
   const pending: QuestionFile[] = [];
   for (const name of names) {

@@ -62,4 +62,5 @@ export { changedSinceBase, type Overlap } from '../git/changed-since-base';
 export { RecordRefused, checkWorkspace, readBaseVersion, taskVersionPath } from '../git/record-checks';
 export { concludeLostTasks, type ConcludedTask } from '../run/conclude';
 export { lastLogLines } from '../run/report';
+export { readAnswerForRelay } from '../run/answer-read';
 export { collectGarbage, type GcEntry, type GcResult } from './gc';

@@ -2,11 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, promises as fs, watch, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { BoundedStdioTransport } from '../bounded-stdio';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from '../../protocol/zod';
 import {
-  AnswerFileSchema,
   DOCUMENT_IDS,
   ReportSchema,
   TaskSchema,
@@ -21,7 +20,7 @@ import {
   type Task,
   type TaskPaths,
 } from '../../protocol';
-import { readJsonFile } from '../../engine/tasks';
+import { readAnswerForRelay, readJsonFile } from '../../engine/tasks';
 import { writeJsonAtomic, writeFileAtomic } from '../../base/atomic';
 import { readRegularFileBounded } from '../../base/safe-read';
 import { TaskStateSchema } from '../../protocol';
@@ -80,7 +79,7 @@ export async function serveChannel(options: ChannelOptions): Promise<void> {
       void wait.finally(() => waits.delete(wait)).catch(() => undefined);
     },
   });
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioTransport();
   // The client going away (stdin ends) and the client's SIGTERM a moment later (the SDK's stdio client sends one when
   // a server takes over 2 s to exit) mean the same: stop waiting. A waiting question then marks itself expired rather
   // than staying pending forever.
@@ -271,9 +270,16 @@ async function ask(paths: TaskPaths, question: string, options: string[], cap: n
   return { id, answered: false, expired: true, message: NO_ANSWER_MESSAGE };
 }
 
-async function readAnswer(file: string) {
-  return readJsonFile(file, AnswerFileSchema).catch(() => undefined);
+/**
+ * The answer as the asking agent gets it: whole up to 1 MiB of text, else its beginning and the path of the file that
+ * holds it all (issue 23: the agent's own MCP client refuses a line over 10 MiB, and a 10 MB answer was not even read).
+ */
+async function readAnswer(file: string): Promise<{ answer: string; by?: string } | undefined> {
+  const read = await readAnswerForRelay(file, path.basename(file, '.json'), path.basename(file), { maxChars: MAX_ANSWER_TO_AGENT_CHARS, wholeIn: file });
+  return read ? { answer: read.eventText, ...(read.by ? { by: read.by } : {}) } : undefined;
 }
+
+const MAX_ANSWER_TO_AGENT_CHARS = 1024 * 1024;
 
 /** Resolves with the answer as soon as it appears (fs.watch on answers/, plus a slow poll), or undefined at the budget. */
 function waitForFile(file: string, dir: string, budgetMs: number, signal: AbortSignal) {

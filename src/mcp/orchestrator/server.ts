@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { BoundedStdioTransport } from '../bounded-stdio';
 import { registerOrchestratorTools, type OrchestratorContext } from './tools';
 import { reportedVersion } from '../../base/version';
 
@@ -29,7 +29,7 @@ export async function serveOrchestrator(ctx: OrchestratorContext): Promise<void>
   console.info = toStderr;
   console.debug = toStderr;
   const server = createOrchestratorServer(ctx);
-  const transport = new StdioServerTransport();
+  const transport = new BoundedStdioTransport();
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();
     process.stdin.once('end', () => resolve());

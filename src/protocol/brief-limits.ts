@@ -1,0 +1,18 @@
+import { formatBytes } from './errors';
+
+/**
+ * How much text a delegation may carry: the objective and the context together, measured as JSON text (a quote or a
+ * control character counts as its escape). task.json, launch.json and state.json carry them and are read with a
+ * 4 MiB bound (MAX_BYTES.task); 3 MiB leaves room for the rest of those documents. Documented in docs/agents.md.
+ */
+export const MAX_BRIEF_TEXT_BYTES = 3 * 1024 * 1024;
+
+/** Why the objective and context are too large to delegate, or undefined when they fit. */
+export function briefTextTooLarge(objective: string, context: string): string | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(objective), 'utf8') + Buffer.byteLength(JSON.stringify(context), 'utf8');
+  if (bytes <= MAX_BRIEF_TEXT_BYTES) return undefined;
+  return (
+    `The objective and context are ${formatBytes(bytes)} together, over the ${formatBytes(MAX_BRIEF_TEXT_BYTES)} limit. ` +
+    'Put the material in a file of the workspace and name it in the objective instead.'
+  );
+}
