@@ -18,6 +18,7 @@ import {
 import { countsFromPatch, parseDiffOutput, withoutUnchanged } from './diff-parse';
 import { isExcluded, normalizeExcluded, normalizeRelPath } from './rel-path';
 import type { FileChangeRecord } from '../protocol';
+import { listWithMore, summarizePerFileFindings } from './result-caps';
 
 /** One file of a diff, paths relative to the repository root, unquoted (parsed from `-z` output). */
 export type FileChange = FileChangeRecord;
@@ -314,10 +315,11 @@ export function reconcileReport(
     return { path: file.path, action: file.action, summary };
   });
 
+  const undeclared: Finding[] = [];
   for (const file of diff.files) {
     const wasDeclared = declared.has(file.path) || (file.old_path !== undefined && declared.has(file.old_path));
     if (!wasDeclared) {
-      findings.push({
+      undeclared.push({
         severity: 'medium',
         title: 'Undeclared change',
         file: file.path,
@@ -325,10 +327,12 @@ export function reconcileReport(
       });
     }
   }
+  findings.push(...summarizePerFileFindings(undeclared, 'Undeclared change', "files git shows changed that the agent's report does not mention"));
+  const absent: Finding[] = [];
   const inDiff = new Set(diff.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path])));
   for (const [repoPath, change] of declared) {
     if (!inDiff.has(repoPath)) {
-      findings.push({
+      absent.push({
         severity: 'medium',
         title: 'Change declared but not found in the diff',
         file: repoPath,
@@ -336,11 +340,12 @@ export function reconcileReport(
       });
     }
   }
+  findings.push(...summarizePerFileFindings(absent, 'Change declared but not found in the diff', 'declared changes git does not show'));
   if (mode === 'read-only' && diff.files.length > 0) {
     findings.push({
       severity: 'high',
       title: 'Write detected during a read-only task',
-      detail: `The task was read-only, yet git shows changes to: ${diff.files.map((f) => f.path).join(', ')}.`,
+      detail: `The task was read-only, yet git shows changes to: ${listWithMore(diff.files.map((f) => f.path))}.`,
     });
   }
   return { report: { ...report, changes, findings }, changes_verified_by: 'git' };
