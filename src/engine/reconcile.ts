@@ -9,6 +9,7 @@ import {
   literalPathspec,
   recheckedWorktreeRepo,
   runGit,
+  splitNul,
   verifiedWorktreeRepo,
   withTempIndex,
   workTreePaths,
@@ -19,6 +20,7 @@ import { countsFromPatch, parseDiffOutput, withoutUnchanged } from './diff-parse
 import { isExcluded, normalizeExcluded, normalizeRelPath } from './rel-path';
 import type { FileChangeRecord } from '../protocol';
 import { listWithMore, summarizePerFileFindings } from './result-caps';
+import { findTooLarge, tooLargeChange, type TooLargeFile } from './large-files';
 
 /** One file of a diff, paths relative to the repository root, unquoted (parsed from `-z` output). */
 export type FileChange = FileChangeRecord;
@@ -94,16 +96,25 @@ export async function worktreeDiff(
   });
   // A known worktree is rechecked while this read-only listing runs (it writes nothing, and names the git dir read
   // at creation); the listing is used, and its failure reported, only once the check has passed.
+  // Changed tracked files, by their stat data against the index (no content read): with the untracked ones, the
+  // files whose size is checked before git reads any of them.
+  const changed = runGit([...explicit, 'diff-files', '--name-only', '-z', '--', ...exclusions], { cwd: repo.workTree, env: READ_ONLY });
   listing.catch(() => undefined);
+  changed.catch(() => undefined);
   if (known) await recheckedWorktreeRepo(worktree, known);
   const untracked = await listing;
+  const tooLarge = await findTooLarge(repo.workTree, [
+    ...splitNul(untracked.stdout).map((p) => ({ path: p, action: 'created' as const })),
+    ...splitNul((await changed).stdout).map((p) => ({ path: p, action: 'modified' as const })),
+  ]);
+  const tooLargeExclusions = tooLarge.map((f) => excludePathspec(f.path));
   const diff = (env: Record<string, string>) =>
-    diffOnce(repo.workTree, ['diff-index', baseRef], env, excluded, options, [], explicit);
+    diffOnce(repo.workTree, ['diff-index', baseRef], env, excluded, options, tooLargeExclusions, explicit, tooLarge);
   if (untracked.stdout.length === 0) return diff(READ_ONLY);
   return withTempIndex(
     repo.workTree,
     async (env) => {
-      await markUntrackedIntentToAdd(explicit, repo.workTree, exclusions, env);
+      await markUntrackedIntentToAdd(explicit, repo.workTree, [...exclusions, ...tooLargeExclusions], env);
       return diff({ ...env, ...READ_ONLY });
     },
     path.join(repo.gitDir, 'index'),
@@ -214,6 +225,8 @@ async function diffOnce(
   options: DiffOptions,
   extraExclusions: readonly string[] = [],
   gitArgs: readonly string[] = [],
+  /** Files left out of git's work for their size (excluded by extraExclusions): listed, never in the patch. */
+  tooLarge: readonly TooLargeFile[] = [],
 ): Promise<DiffResult> {
   const excluded = normalizeExcluded(excludedInput);
   const exclusions = [...excluded.map(excludePathspec), ...extraExclusions];
@@ -241,7 +254,7 @@ async function diffOnce(
   let pathspec = exclusions;
   const only = options.only?.map(normalizeRelPath).filter((p) => p !== '');
   if (only?.length) {
-    const full = (await gitDiff(false, exclusions)).entries;
+    const full: Array<{ path: string; old_path?: string }> = [...(await gitDiff(false, exclusions)).entries, ...tooLarge];
     const unknown = only.filter((p) => !full.some((f) => f.path === p || f.old_path === p));
     if (unknown.length) throw new Error(`Not in the task's diff: ${unknown.join(', ')}`);
     // A rename is detected only when both of its sides are inside the pathspec: a rename named by either of its
@@ -255,17 +268,19 @@ async function diffOnce(
       }
     }
     pathspec = [...[...chosen].map(literalPathspec), ...exclusions];
+    tooLarge = tooLarge.filter((f) => chosen.has(f.path));
   }
 
   const { entries, counts, patch: patchBytes } = await gitDiff(withPatch, pathspec);
   const files = entries
     // Safety net on top of the pathspec: the same prefix semantics the workshop uses.
     .filter((file) => !isExcluded(file.path, excluded))
-    .map((file) => ({ ...file, ...(counts.get(file.path) ?? { additions: 0, deletions: 0, binary: false }) }));
+    .map((file) => ({ ...file, ...(counts.get(file.path) ?? { additions: 0, deletions: 0, binary: false }) }))
+    .concat(tooLarge.filter((file) => !isExcluded(file.path, excluded)).map(tooLargeChange));
   const result = {
     files,
     patch: patchBytes.toString('utf8'),
-    patch_digest: withPatch ? digestPatch(patchBytes) : '',
+    patch_digest: withPatch ? digestPatch(patchBytes, tooLarge) : '',
     is_empty: files.length === 0 && (withPatch ? patchBytes.length === 0 : entries.length === 0),
   } as DiffResult;
   // Non-enumerable: a DiffResult printed as JSON (CLI --json, MCP) must not dump the patch a second time as a
@@ -274,8 +289,14 @@ async function diffOnce(
   return result;
 }
 
-export function digestPatch(patch: Buffer | string): string {
-  return createHash('sha256').update(patch).digest('hex');
+/**
+ * sha256 of the patch; with files too large for it, of their paths and sizes too, so that a change to one of them
+ * changes the digest (what gc compares with applied.json).
+ */
+export function digestPatch(patch: Buffer | string, tooLarge: readonly TooLargeFile[] = []): string {
+  const hash = createHash('sha256').update(patch);
+  for (const file of tooLarge) hash.update(`\0too-large\0${file.path}\0${file.size}`);
+  return hash.digest('hex');
 }
 
 export interface ReconcileOptions {

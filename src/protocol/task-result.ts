@@ -10,6 +10,9 @@ export const FileChangeSchema = z.object({
   additions: z.number().int().nonnegative(),
   deletions: z.number().int().nonnegative(),
   binary: z.boolean(),
+  /** Too large to read into a patch (engine/large-files.ts): listed with its size, left out of the patch. */
+  too_large: z.boolean().optional(),
+  size: z.number().int().nonnegative().optional(),
 });
 export type FileChangeRecord = z.infer<typeof FileChangeSchema>;
 

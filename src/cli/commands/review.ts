@@ -50,7 +50,7 @@ function fileLines(files: readonly FileChange[], style: Style): string[] {
       ACTION_LETTER[f.action],
       // File names are the agent's choice: a name may hold ESC sequences, tabs or newlines.
       f.old_path ? `${termSafe(f.old_path)} → ${termSafe(f.path)}` : termSafe(f.path),
-      f.binary ? 'binary' : `${style.green(`+${f.additions}`)} ${style.red(`-${f.deletions}`)}`,
+      f.too_large ? `too large to show (${formatBytes(f.size ?? 0)})` : f.binary ? 'binary' : `${style.green(`+${f.additions}`)} ${style.red(`-${f.deletions}`)}`,
     ]),
   ).map((line) => `  ${line}`);
 }

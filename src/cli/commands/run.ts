@@ -306,7 +306,7 @@ async function printOutcome(
       if (result.diff) {
         const total = result.diff.files_total ?? files.length;
         lines.push(files.length ? `${total} file(s) changed (${result.changes_verified_by === 'git' ? 'according to git' : 'as declared'}):` : 'No file changed according to git.');
-        for (const f of files.slice(0, MAX_FILES_SHOWN)) lines.push(termSafe(`  ${f.action.padEnd(8)} ${f.old_path ? `${f.old_path} → ` : ''}${f.path}  ${f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`));
+        for (const f of files.slice(0, MAX_FILES_SHOWN)) lines.push(termSafe(`  ${f.action.padEnd(8)} ${f.old_path ? `${f.old_path} → ` : ''}${f.path}  ${f.too_large ? 'too large to show' : f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`));
         lines.push(...andMore(total, Math.min(files.length, MAX_FILES_SHOWN), settled.state.worktree ? `caesar diff ${id} --stat --all lists them all` : ''));
       } else if (result.report.changes.length) {
         lines.push('Files changed (declared by the agent, not verified: no git):');
