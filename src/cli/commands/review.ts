@@ -147,7 +147,9 @@ async function apply(io: CliIo, id: string, opts: CommonOptions & { files?: stri
   const outcome = await applyTask({ root: store.root, state: view.state, ...(opts.files?.length ? { files: opts.files } : {}) });
   if (opts.json) printJson(io, { task_id: id, ...outcome });
   else if (outcome.applied) {
-    io.out(outcome.empty ? termSafeBlock(outcome.message) : [termSafeBlock(outcome.message), ...outcome.files.map((f) => `  ${termSafe(f)}`)].join('\n'));
+    const listed = outcome.files.slice(0, DIFF_MAX_FILES_SHOWN).map((f) => `  ${termSafe(f)}`);
+    if (outcome.files.length > listed.length) listed.push(`  … and ${formatCount(outcome.files.length - listed.length)} more file(s)`);
+    io.out(outcome.empty ? termSafeBlock(outcome.message) : [termSafeBlock(outcome.message), ...listed].join('\n'));
   } else if (outcome.reason === 'conflicts') {
     io.out(`Nothing was written: ${outcome.conflicts.length} file(s) do not apply to your workspace as it is now:`);
     io.out(outcome.conflicts.map((f) => `  ${termSafe(f)}`).join('\n'));
