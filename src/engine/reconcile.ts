@@ -73,7 +73,8 @@ const PATCH_FLAGS = ['-p', '--binary', '--full-index'];
  * its work) yields the same diff. Nothing is written in the worktree, and its index is never locked, so computing
  * a diff (caesar diff, gc --dry-run) cannot collide with an agent's own `git commit` on index.lock.
  *
- * One `git ls-files --others` finds the untracked files. Without any, one `git diff-index` (raw + numstat + patch
+ * One `git ls-files --others --modified` finds the untracked files (and the changed ones, whose sizes are checked
+ * first: large-files.ts). Without any untracked file, one `git diff-index` (raw + numstat + patch
  * in a single pass) reads the worktree's index as is. With some, they are marked intent-to-add in a private copy
  * of the index first, so that git sees them as new files (with counts, binary detection and renames from deleted
  * tracked files), then the same single diff runs against that copy.
@@ -90,27 +91,22 @@ export async function worktreeDiff(
   const repo = known ?? (await verifiedWorktreeRepo(worktree));
   const explicit = worktreeGitArgs(repo);
   const exclusions = normalizeExcluded(excluded).map(excludePathspec);
-  const listing = runGit([...explicit, 'ls-files', '--others', '--exclude-standard', '-z', '--', ...exclusions], {
+  // Untracked files (`?`), and tracked ones whose stat data differs from the index (`C`, no content read): the
+  // files whose size is checked before git reads any of them.
+  const listing = runGit([...explicit, 'ls-files', '--others', '--modified', '--exclude-standard', '-t', '-z', '--', ...exclusions], {
     cwd: repo.workTree,
     env: READ_ONLY,
   });
   // A known worktree is rechecked while this read-only listing runs (it writes nothing, and names the git dir read
   // at creation); the listing is used, and its failure reported, only once the check has passed.
-  // Changed tracked files, by their stat data against the index (no content read): with the untracked ones, the
-  // files whose size is checked before git reads any of them.
-  const changed = runGit([...explicit, 'diff-files', '--name-only', '-z', '--', ...exclusions], { cwd: repo.workTree, env: READ_ONLY });
   listing.catch(() => undefined);
-  changed.catch(() => undefined);
   if (known) await recheckedWorktreeRepo(worktree, known);
-  const untracked = await listing;
-  const tooLarge = await findTooLarge(repo.workTree, [
-    ...splitNul(untracked.stdout).map((p) => ({ path: p, action: 'created' as const })),
-    ...splitNul((await changed).stdout).map((p) => ({ path: p, action: 'modified' as const })),
-  ]);
+  const listed = splitNul((await listing).stdout).map((field) => ({ path: field.slice(2), action: field.startsWith('? ') ? ('created' as const) : ('modified' as const) }));
+  const tooLarge = await findTooLarge(repo.workTree, listed);
   const tooLargeExclusions = tooLarge.map((f) => excludePathspec(f.path));
   const diff = (env: Record<string, string>) =>
     diffOnce(repo.workTree, ['diff-index', baseRef], env, excluded, options, tooLargeExclusions, explicit, tooLarge);
-  if (untracked.stdout.length === 0) return diff(READ_ONLY);
+  if (!listed.some((f) => f.action === 'created')) return diff(READ_ONLY);
   return withTempIndex(
     repo.workTree,
     async (env) => {
