@@ -24,7 +24,21 @@ export function capResultLists(result: ResultDoc): ResultDoc {
 
 function capReportLists(report: Report): Report {
   if (report.changes.length <= MAX_LISTED_FILES && report.findings.length <= MAX_LISTED_FINDINGS) return report;
-  return { ...report, changes: report.changes.slice(0, MAX_LISTED_FILES), findings: report.findings.slice(0, MAX_LISTED_FINDINGS) };
+  return { ...report, changes: report.changes.slice(0, MAX_LISTED_FILES), findings: capFindings(report.findings) };
+}
+
+/**
+ * At most MAX_LISTED_FINDINGS, in their order, the high and critical ones kept first: Caesar's own verdicts (a write
+ * in a read-only task, files written in the checkout) come after the agent's findings and must never be the ones cut.
+ */
+function capFindings(findings: readonly Finding[]): Finding[] {
+  if (findings.length <= MAX_LISTED_FINDINGS) return [...findings];
+  const kept = new Set(findings.filter((f) => f.severity === 'high' || f.severity === 'critical').slice(0, MAX_LISTED_FINDINGS));
+  for (const finding of findings) {
+    if (kept.size >= MAX_LISTED_FINDINGS) break;
+    kept.add(finding);
+  }
+  return findings.filter((f) => kept.has(f));
 }
 
 /**
