@@ -1,6 +1,7 @@
 import { lstatSync } from 'node:fs';
 import * as path from 'node:path';
 import { formatBytes, type FileChangeRecord } from '../protocol';
+import { runGit, splitNul } from './git';
 
 /**
  * Files too large to read into a patch (issue 23: a 300 MB file made diff, stat and apply fail with "output exceeded
@@ -16,6 +17,8 @@ export interface TooLargeFile {
   path: string;
   size: number;
   action: 'created' | 'modified';
+  /** The file's mtime when sized: an in-place snapshot's too large file unchanged since is no change. */
+  mtimeMs?: number;
 }
 
 export interface SizeLimits {
@@ -48,10 +51,10 @@ export async function findTooLarge(workTree: string, candidates: ReadonlyArray<{
   for (let start = 0; start < candidates.length; start += SLICE) {
     if (start > 0) await new Promise((resolve) => setImmediate(resolve));
     for (const candidate of candidates.slice(start, start + SLICE)) {
-      const size = regularFileSize(path.join(workTree, candidate.path));
-      if (size === undefined) continue;
-      total += size;
-      if (size > limits.file || size > limits.total / 64) sized.push({ ...candidate, size });
+      const stat = regularFileStat(path.join(workTree, candidate.path));
+      if (!stat) continue;
+      total += stat.size;
+      if (stat.size > limits.file || stat.size > limits.total / 64) sized.push({ ...candidate, size: stat.size, mtimeMs: stat.mtimeMs });
     }
   }
   sized.sort((a, b) => b.size - a.size);
@@ -64,13 +67,44 @@ export async function findTooLarge(workTree: string, candidates: ReadonlyArray<{
   return tooLarge;
 }
 
-function regularFileSize(file: string): number | undefined {
+function regularFileStat(file: string): { size: number; mtimeMs: number } | undefined {
   try {
     const stat = lstatSync(file);
-    return stat.isFile() ? stat.size : undefined;
+    return stat.isFile() ? { size: stat.size, mtimeMs: stat.mtimeMs } : undefined;
   } catch {
     return undefined; // gone since git listed it: git will not read it either
   }
+}
+
+/**
+ * `git ls-files --others --modified -t -z` output: untracked files (`?`) are created, the others (`C`, stat-changed
+ * tracked files; a deleted one is skipped by the sizing) modified.
+ */
+export function parseListing(output: Buffer): Array<{ path: string; action: TooLargeFile['action'] }> {
+  return splitNul(output).map((field) => ({ path: field.slice(2), action: field.startsWith('? ') ? 'created' : 'modified' }));
+}
+
+/**
+ * The too large files of the work tree at `gitRoot` (new or changed, outside `exclusions`), for an in-place snapshot
+ * or diff, whose `git add -A` would otherwise hash every byte of them.
+ */
+export async function tooLargeInWorkTree(gitRoot: string, exclusions: readonly string[]): Promise<TooLargeFile[]> {
+  const listing = await runGit(['ls-files', '--others', '--modified', '--exclude-standard', '-t', '-z', '--', '.', ...exclusions], {
+    cwd: gitRoot,
+    env: { GIT_OPTIONAL_LOCKS: '0' },
+  });
+  return findTooLarge(gitRoot, parseListing(listing.stdout));
+}
+
+/** The too large files of `now` that are new or changed since `before` (size or mtime), as a diff lists them. */
+export function changedSince(now: readonly TooLargeFile[], before: readonly TooLargeFile[] = []): TooLargeFile[] {
+  const earlier = new Map(before.map((f) => [f.path, f]));
+  return now
+    .filter((f) => {
+      const then = earlier.get(f.path);
+      return !then || then.size !== f.size || then.mtimeMs !== f.mtimeMs;
+    })
+    .map((f) => (earlier.has(f.path) ? { ...f, action: 'modified' as const } : f));
 }
 
 /** How a too large file appears in the diff's list: no counts (git did not read it), its size, marked. */

@@ -9,7 +9,6 @@ import {
   literalPathspec,
   recheckedWorktreeRepo,
   runGit,
-  splitNul,
   verifiedWorktreeRepo,
   withTempIndex,
   workTreePaths,
@@ -20,7 +19,7 @@ import { countsFromPatch, parseDiffOutput, withoutUnchanged } from './diff-parse
 import { isExcluded, normalizeExcluded, normalizeRelPath } from './rel-path';
 import type { FileChangeRecord } from '../protocol';
 import { listWithMore, summarizePerFileFindings } from './result-caps';
-import { findTooLarge, tooLargeChange, type TooLargeFile } from './large-files';
+import { changedSince, findTooLarge, parseListing, tooLargeChange, tooLargeInWorkTree, type TooLargeFile } from './large-files';
 
 /** One file of a diff, paths relative to the repository root, unquoted (parsed from `-z` output). */
 export type FileChange = FileChangeRecord;
@@ -43,6 +42,8 @@ export interface Snapshot {
   taken_at: string;
   /** The repository's index when the snapshot was taken: the comparison at the end copies it without asking git. */
   indexFile?: string;
+  /** Files left out of the tree for their size (large-files.ts), with size and mtime: compared at the end. */
+  too_large?: TooLargeFile[];
 }
 
 /** The work tree a snapshot is taken of, and its index (what `rev-parse --show-toplevel --git-path index` says). */
@@ -101,7 +102,7 @@ export async function worktreeDiff(
   // at creation); the listing is used, and its failure reported, only once the check has passed.
   listing.catch(() => undefined);
   if (known) await recheckedWorktreeRepo(worktree, known);
-  const listed = splitNul((await listing).stdout).map((field) => ({ path: field.slice(2), action: field.startsWith('? ') ? ('created' as const) : ('modified' as const) }));
+  const listed = parseListing((await listing).stdout);
   const tooLarge = await findTooLarge(repo.workTree, listed);
   const tooLargeExclusions = tooLarge.map((f) => excludePathspec(f.path));
   const diff = (env: Record<string, string>) =>
@@ -139,15 +140,20 @@ const READ_ONLY = { GIT_OPTIONAL_LOCKS: '0' };
 export async function takeSnapshot(workspace: string, known?: SnapshotRepo): Promise<Snapshot> {
   // `known`: the caller has just asked git for the workspace's toplevel and index (repoState), no need to ask again.
   const repo = known ?? (await snapshotRepo(workspace));
+  // Sized while the index is copied: a huge file is kept out of `git add -A`, which would hash every byte of it.
+  const sizing = tooLargeInWorkTree(repo.gitRoot, caesarExcludes());
+  sizing.catch(() => undefined);
+  let tooLarge: TooLargeFile[] = [];
   const tree = await withTempIndex(
     repo.gitRoot,
     async (env) => {
-      await addEverything(repo.gitRoot, env);
+      tooLarge = await sizing;
+      await addEverything(repo.gitRoot, env, tooLarge);
       return gitText(['write-tree'], repo.gitRoot, env);
     },
     repo.indexFile,
   );
-  return { gitRoot: repo.gitRoot, tree, taken_at: new Date().toISOString(), indexFile: repo.indexFile };
+  return { gitRoot: repo.gitRoot, tree, taken_at: new Date().toISOString(), indexFile: repo.indexFile, ...(tooLarge.length ? { too_large: tooLarge } : {}) };
 }
 
 /**
@@ -157,14 +163,19 @@ export async function takeSnapshot(workspace: string, known?: SnapshotRepo): Pro
  */
 export async function inplaceDiff(workspace: string, before: Snapshot, excluded: readonly string[], options: DiffOptions = {}): Promise<DiffResult> {
   const { repo, stay } = await repoOfSnapshot(workspace, before);
+  const sizing = tooLargeInWorkTree(repo.gitRoot, caesarExcludes());
+  sizing.catch(() => undefined);
   return withTempIndex(
     repo.gitRoot,
     async (index) => {
       const env = { ...index, ...stay };
-      await addEverything(repo.gitRoot, env);
+      // Left out on both sides: too large now, or when the snapshot was taken (its tree lacks them).
+      const now = await sizing;
+      const outOfGit = [...new Set([...now, ...(before.too_large ?? [])].map((f) => f.path))].map(excludePathspec);
+      await addEverything(repo.gitRoot, env, now);
       // .caesar/ is never staged, so it cannot differ: excluding it also hides an intent-to-add entry the user's
       // index may hold there, which a tree would not contain.
-      return diffOnce(repo.gitRoot, ['diff-index', '--cached', before.tree], env, excluded, options, caesarExcludes());
+      return diffOnce(repo.gitRoot, ['diff-index', '--cached', before.tree], env, excluded, options, [...caesarExcludes(), ...outOfGit], [], changedSince(now, before.too_large));
     },
     repo.indexFile,
   );
@@ -196,8 +207,8 @@ async function snapshotRepo(workspace: string): Promise<SnapshotRepo> {
   return repo;
 }
 
-function addEverything(gitRoot: string, env: Record<string, string>): Promise<unknown> {
-  return runGit(['add', '-A', '--', '.', ...caesarExcludes()], { cwd: gitRoot, env });
+function addEverything(gitRoot: string, env: Record<string, string>, tooLarge: readonly TooLargeFile[] = []): Promise<unknown> {
+  return runGit(['add', '-A', '--', '.', ...caesarExcludes(), ...tooLarge.map((f) => excludePathspec(f.path))], { cwd: gitRoot, env });
 }
 
 function caesarExcludes(): string[] {

@@ -3,7 +3,7 @@ import { existsSync, truncateSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { applyTask, readApplied } from '../../../src/engine/apply';
 import { collectGarbage } from '../../../src/engine/gc';
-import { worktreeDiff } from '../../../src/engine/reconcile';
+import { inplaceDiff, takeSnapshot, worktreeDiff } from '../../../src/engine/reconcile';
 import { createWorktree } from '../../../src/engine/worktree';
 import { cleanupTemp, git, makeRepo, writeState } from './helpers';
 
@@ -86,5 +86,27 @@ describe('engine/git: files too large for a patch', () => {
     assert.equal(outcome.reason, 'too_large');
     assert.match(outcome.message, /^Nothing was applied: 1 file\(s\) too large for a patch/);
     assert.equal(git(repo, 'status', '--porcelain'), '');
+  });
+
+  it('in place: a 50 GB file already in the checkout is kept out of the snapshot; a too large file the task made is listed', async function () {
+    this.timeout(20_000);
+    const repo = makeRepo({ 'a.txt': 'one\n' });
+    sparse(path.join(repo, 'already.img'), 50 * GiB);
+    const before = await takeSnapshot(repo);
+    assert.deepEqual(before.too_large?.map((f) => [f.path, f.size]), [['already.img', 50 * GiB]]);
+
+    writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\n');
+    sparse(path.join(repo, 'made.img'), 300 * MiB);
+    const diff = await inplaceDiff(repo, before, []);
+    assert.deepEqual(
+      diff.files.map((f) => [f.path, f.action, Boolean(f.too_large)]),
+      [['a.txt', 'modified', false], ['made.img', 'created', true]],
+    );
+    assert.doesNotMatch(diff.patch, /already\.img|made\.img/);
+
+    // The file already there, grown during the task: a change, still never read.
+    truncateSync(path.join(repo, 'already.img'), 51 * GiB);
+    const grown = await inplaceDiff(repo, before, [], { patch: false });
+    assert.deepEqual(grown.files.find((f) => f.path === 'already.img'), { path: 'already.img', action: 'modified', additions: 0, deletions: 0, binary: true, too_large: true, size: 51 * GiB });
   });
 });
