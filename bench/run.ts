@@ -6,6 +6,7 @@
 import { benchEditor } from './editor.bench';
 import { benchFollow } from './follow.bench';
 import { benchMany } from './many.bench';
+import { benchNewFiles } from './newfiles.bench';
 import { benchReconcile } from './reconcile.bench';
 import { benchTask } from './task.bench';
 import { benchTimeline } from './timeline.bench';
@@ -15,6 +16,7 @@ const BENCHES: Array<[string, string, () => Promise<Record<string, number | stri
   ['follow', 'follow a 100k-event task (ours: byte-offset tail; baseline: 200 ms whole-file polling), one process each', benchFollow],
   ['many', '16 tasks written at once, one observer: latency (16 × 1,000 events/s × 5 s) and soak (16 × 200 events/s × BENCH_SOAK_SECONDS, default 60)', benchMany],
   ['reconcile', 'reconcile 1,000 changed files (floor: one `git diff <base>` alone)', benchReconcile],
+  ['newfiles', 'a task creating 50,000 new files: `caesar run`, `caesar diff`, `caesar apply` (floor: one `git status --porcelain -uall` of the same tree; target ≤ 5×)', benchNewFiles],
   ['translate', 'translate 100k lines of real captured agent output (floor: JSON.parse of the same lines alone)', benchTranslate],
   ['task', 'a whole task, `caesar run` (floor: `git worktree add` + the same agent + `git worktree remove` in sh)', benchTask],
   ['editor', 'the editor (real VS Code): activation, the Tasks tree with 200 tasks, a 100k-event timeline, a reused preview timeline', benchEditor],

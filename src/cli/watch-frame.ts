@@ -77,15 +77,27 @@ function renderActive(task: WatchedTask, now: number, style: Style, fit: (s: str
     if (question.options.length) lines.push(`    ${fit(question.options.map((o, i) => `${i + 1}) ${o}`).join('  '))}`);
     lines.push(`    ${style.dim(fit(`waiting for an answer — caesar answer ${task.id} ${question.id} "<text>" (or caesar_answer)`))}`);
   } else {
+    const concluding = concludingLine(state, now);
     const phase = task.activity.eventCount === 0 && state.phase ? `${state.phase}` : undefined;
-    lines.push(`  ${fit(phase ?? headline(task.activity, now))}`);
+    lines.push(`  ${fit(concluding ?? phase ?? headline(task.activity, now))}`);
   }
   const counters = [`${task.activity.files.length} files`, `${task.activity.eventCount} events`];
   if (task.badLines) counters.push(style.red(`${task.badLines} unreadable`));
   const silence = silenceMs(task.activity, now);
-  if (silence !== undefined && silence > STALL_AFTER_MS) counters.push(style.yellow(`silence ${formatDuration(silence)}`));
+  // While concluding the agent is gone: its silence is expected, the heartbeat above says what is going on.
+  if (!state.concluding_since && silence !== undefined && silence > STALL_AFTER_MS) counters.push(style.yellow(`silence ${formatDuration(silence)}`));
   lines.push(`  ${style.dim(counters.join(' · '))}`);
   return lines;
+}
+
+/**
+ * The heartbeat of a task whose agent has ended and whose conclusion (diff, report) is still under way, with the
+ * time since it began: a conclusion over a huge change can take minutes, which must not look like a hang.
+ */
+export function concludingLine(state: Pick<TaskSummary['state'], 'concluding_since' | 'phase'>, now: number): string | undefined {
+  const since = state.concluding_since ? Date.parse(state.concluding_since) : NaN;
+  if (!Number.isFinite(since)) return undefined;
+  return `concluding… ${formatDuration(Math.max(0, now - since))}${state.phase ? ` (${oneLine(state.phase)})` : ''}`;
 }
 
 function renderRecent(task: WatchedTask, now: number, style: Style, fit: (s: string) => string): string {

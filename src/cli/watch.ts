@@ -7,7 +7,7 @@ import { DEFAULT_MAX_PARALLEL, isActive, observedStatus, type TaskStore, type Ta
 import { requireTask, stopSignal, storeFor, type CommonOptions } from './common';
 import { formatEventLine, shortId, styleFor, truncate, type Style } from './format';
 import type { CliIo } from './io';
-import { renderFrame, type WatchedTask } from './watch-frame';
+import { concludingLine, renderFrame, type WatchedTask } from './watch-frame';
 
 export interface WatchOptions extends CommonOptions {
   once?: boolean;
@@ -16,6 +16,8 @@ export interface WatchOptions extends CommonOptions {
 /** A finished task stays on screen this long after its end was seen (reference §6.3.3; how many: watch-frame.ts). */
 export const LINGER_MS = 5 * 60_000;
 const TICK_MS = 1000;
+/** Outside a terminal, a "concluding…" line this often while a task's conclusion runs. */
+const HEARTBEAT_MS = 10_000;
 /** Once a task settled, how long its last lines get to arrive before watch stops waiting for its `finished`. */
 const DRAIN_GRACE_MS = 3000;
 
@@ -68,6 +70,8 @@ interface Tracked extends WatchedTask {
   follower?: Disposable;
   finishedSeen: boolean;
   silenceAnnounced: boolean;
+  /** When the last "concluding…" line was printed (plain mode). */
+  heartbeatAt?: number;
 }
 
 class WatchSession {
@@ -204,7 +208,14 @@ class WatchSession {
     for (const task of this.tracked.values()) {
       const observed = observedStatus(task.summary.state, now);
       if (observed !== task.summary.observed) this.update(task, { ...task.summary, observed }, now);
-      if (this.mode === 'plain' && !task.endedAt && !task.silenceAnnounced && isStalled(task.activity, now)) {
+      const concluding = concludingLine(task.summary.state, now);
+      if (this.mode === 'plain' && !task.endedAt && concluding) {
+        // A heartbeat line every HEARTBEAT_MS while the conclusion runs, instead of one "silence" line.
+        if (now - (task.heartbeatAt ?? 0) >= HEARTBEAT_MS) {
+          task.heartbeatAt = now;
+          this.io.out(`${this.prefix(task)}${concluding}`);
+        }
+      } else if (this.mode === 'plain' && !task.endedAt && !task.silenceAnnounced && isStalled(task.activity, now)) {
         task.silenceAnnounced = true;
         this.io.out(`${this.prefix(task)}silence ${formatDuration(silenceMs(task.activity, now) ?? 0)} (no event since the last one)`);
       }

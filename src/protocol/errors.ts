@@ -22,6 +22,8 @@ export function formatIssues(error: z.ZodError): string[] {
 export const MAX_BYTES = {
   task: 4 * 1024 * 1024,
   report: 4 * 1024 * 1024,
+  /** The agent's report (≤ 4 MiB) plus what reconciliation adds, its lists capped (engine/store/result-caps.ts). */
+  result: 16 * 1024 * 1024,
   eventLine: 1024 * 1024,
 } as const;
 

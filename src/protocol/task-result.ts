@@ -10,6 +10,9 @@ export const FileChangeSchema = z.object({
   additions: z.number().int().nonnegative(),
   deletions: z.number().int().nonnegative(),
   binary: z.boolean(),
+  /** Too large to read into a patch (engine/git/large-files.ts): listed with its size, left out of the patch. */
+  too_large: z.boolean().optional(),
+  size: z.number().int().nonnegative().optional(),
 });
 export type FileChangeRecord = z.infer<typeof FileChangeSchema>;
 
@@ -25,7 +28,11 @@ export const ResultDocSchema = z.object({
   /** Why the agent's report.json was not used: malformed, too large, unknown version (named). */
   agent_report_error: z.string().optional(),
   usage: UsageSchema.optional(),
-  diff: z.object({ files: z.array(FileChangeSchema), is_empty: z.boolean() }).optional(),
+  /** The diff's files (at most 1,000 listed: the rest is counted in files_total, the diff itself is whole in git). */
+  diff: z.object({ files: z.array(FileChangeSchema), is_empty: z.boolean(), files_total: z.number().int().nonnegative().optional() }).optional(),
+  /** How many changes and findings the report had when its lists were cut (result-caps.ts); absent when whole. */
+  changes_total: z.number().int().nonnegative().optional(),
+  findings_total: z.number().int().nonnegative().optional(),
 });
 export type ResultDoc = z.infer<typeof ResultDocSchema>;
 

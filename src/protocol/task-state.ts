@@ -52,6 +52,8 @@ export const TaskStateSchema = z.object({
   agent_pid: z.number().int().optional(),
   /** Free text shown while pending, e.g. "waiting for a slot (2 ahead)" or "creating worktree". */
   phase: z.string().optional(),
+  /** When the agent ended and the supervisor began concluding (diff, report): `caesar watch` counts from here. */
+  concluding_since: z.string().optional(),
   exit_code: z.number().int().nullable().optional(),
   signal: z.string().nullable().optional(),
   report_status: ReportStatusSchema.optional(),

@@ -41,6 +41,37 @@ describe('caesar diff', () => {
     assert.match(json.patch, /GIT binary patch/);
   });
 
+  it('caps the files and the patch it prints, says how much it left out, and shows all of it with --all', async () => {
+    const repo = makeRepo();
+    const task = makeTask(repo, { status: 'succeeded', report_status: 'success', ended_at: new Date().toISOString() });
+    const wt = addWorktree(repo, task.id);
+    writeState(repo, { ...task, ...wt });
+    for (let i = 0; i < 250; i++) writeFileSync(path.join(wt.worktree, `new${String(i).padStart(3, '0')}.txt`), `${i}\n`);
+    // One line of 3 MB: the head of it is shown, never the whole line.
+    writeFileSync(path.join(wt.worktree, 'zz-one-line.txt'), `${'x'.repeat(3 * 1024 * 1024)}\n`);
+
+    const capped = await cli(repo, ['diff', task.id]);
+    assert.equal(capped.code, 0, capped.stderr);
+    assert.match(capped.stdout, /251 file\(s\) changed/);
+    assert.match(capped.stdout, /… and 51 more file\(s\) \(--all lists every one\)/);
+    assert.match(capped.stdout, /… [\d,]+ more line\(s\) of patch \([\d.]+ (KiB|MiB)\) not shown: caesar diff t_\w+ --all shows the whole patch\./);
+    assert.ok(capped.stdout.length < 1.5 * 1024 * 1024, `bounded output, got ${capped.stdout.length} bytes`);
+    assert.doesNotMatch(capped.stdout, /x{100000}/, 'the 3 MB line is left out');
+
+    const all = await cli(repo, ['diff', task.id, '--all']);
+    assert.equal(all.code, 0, all.stderr);
+    assert.doesNotMatch(all.stdout, /more file\(s\)|not shown/);
+    assert.match(all.stdout, /\+\+\+ b\/zz-one-line\.txt\n@@ -0,0 \+1 @@\n\+x{3145728}\n/);
+    assert.match(all.stdout, /A\s+new249\.txt/);
+
+    const json = JSON.parse((await cli(repo, ['diff', task.id, '--json'])).stdout) as { files: unknown[]; patch: string; patch_omitted?: { lines: number; bytes: number } };
+    assert.equal(json.files.length, 251, 'JSON lists every file');
+    assert.ok(json.patch_omitted && json.patch_omitted.bytes > 3 * 1024 * 1024 - 1024 * 1024, JSON.stringify(json.patch_omitted));
+    const jsonAll = JSON.parse((await cli(repo, ['diff', task.id, '--json', '--all'])).stdout) as { patch: string; patch_omitted?: unknown };
+    assert.equal(jsonAll.patch_omitted, undefined);
+    assert.ok(jsonAll.patch.includes('x'.repeat(3 * 1024 * 1024)));
+  });
+
   it('says "No changes." for an untouched worktree, even after the agent committed nothing', async () => {
     const repo = makeRepo();
     const task = makeTask(repo, { status: 'succeeded' });

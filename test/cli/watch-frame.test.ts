@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import type { Style } from '../../src/cli/format';
-import { MAX_RECENT, renderFrame, type WatchedTask } from '../../src/cli/watch-frame';
+import { MAX_RECENT, concludingLine, renderFrame, type WatchedTask } from '../../src/cli/watch-frame';
 import { EMPTY_TASK_VIEW } from '../../src/common/task-view';
 import type { TaskSummary } from '../../src/engine/store/store';
 
@@ -26,6 +26,17 @@ describe('cli: the watch frame', () => {
     assert.match(lines[0]!, /^caesar · watch {2}0 active · max_parallel 3 · \d\d:\d\d:\d\d$/);
     assert.ok(lines.includes('No task in progress. The window stays open.'));
     assert.equal(lines[lines.length - 1], 'q to quit');
+  });
+
+  it('shows a task whose conclusion runs as "concluding…" with the time since it began and its phase, not as silence', () => {
+    const t = task('t_concl', { createdSecondsAgo: 600 });
+    Object.assign(t.summary.state, { concluding_since: new Date(NOW - 95_000).toISOString(), phase: 'computing the diff' });
+    t.activity = { ...EMPTY_TASK_VIEW, eventCount: 3, lastEventAt: NOW - 120_000 } as typeof EMPTY_TASK_VIEW;
+    const lines = renderFrame([t], NOW, plain, 200, 2);
+    assert.ok(lines.some((l) => l.trim() === 'concluding… 1m35s (computing the diff)'), lines.join('\n'));
+    assert.ok(!lines.some((l) => l.includes('silence')), lines.join('\n'));
+    assert.equal(concludingLine({}, NOW), undefined);
+    assert.equal(concludingLine({ concluding_since: 'not a date' }, NOW), undefined);
   });
 
   it('puts a task waiting for an answer first, with its options and how to answer', () => {

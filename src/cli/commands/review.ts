@@ -5,6 +5,8 @@ import { collectGarbage, type GcEntry, type GcResult } from '../../engine/tasks/
 import { addCommonOptions, requireTask, splitList, storeFor, type CommonOptions } from '../common';
 import { styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
+import { DIFF_MAX_FILES_SHOWN, DIFF_MAX_PATCH_LINES, capLines, formatCount } from '../output-caps';
+import { formatBytes } from '../../protocol';
 
 export function registerReview(program: Command, io: CliIo): void {
   addCommonOptions(
@@ -12,8 +14,9 @@ export function registerReview(program: Command, io: CliIo): void {
       .command('diff')
       .description("Show a task's changes against the commit it started from: files with +/- counts, then the patch")
       .argument('<id>', 'task id')
-      .option('--stat', 'only the list of files'),
-  ).action((id: string, opts: CommonOptions & { stat?: boolean }) => diff(io, id, opts));
+      .option('--stat', 'only the list of files')
+      .option('--all', `every file and the whole patch (without it: ${DIFF_MAX_FILES_SHOWN} files, ${DIFF_MAX_PATCH_LINES} lines of patch, then how much was left out)`),
+  ).action((id: string, opts: DiffOptions) => diff(io, id, opts));
 
   addCommonOptions(
     program
@@ -44,7 +47,7 @@ function fileLines(files: readonly FileChange[], style: Style): string[] {
       ACTION_LETTER[f.action],
       // File names are the agent's choice: a name may hold ESC sequences, tabs or newlines.
       f.old_path ? `${termSafe(f.old_path)} → ${termSafe(f.path)}` : termSafe(f.path),
-      f.binary ? 'binary' : `${style.green(`+${f.additions}`)} ${style.red(`-${f.deletions}`)}`,
+      f.too_large ? `too large to show (${formatBytes(f.size ?? 0)})` : f.binary ? 'binary' : `${style.green(`+${f.additions}`)} ${style.red(`-${f.deletions}`)}`,
     ]),
   ).map((line) => `  ${line}`);
 }
@@ -68,7 +71,9 @@ function hasNoWorktree(view: TaskView): boolean {
   return !view.state.worktree || !view.state.base_ref;
 }
 
-async function diff(io: CliIo, id: string, opts: CommonOptions & { stat?: boolean }): Promise<void> {
+type DiffOptions = CommonOptions & { stat?: boolean; all?: boolean };
+
+async function diff(io: CliIo, id: string, opts: DiffOptions): Promise<void> {
   const store = storeFor(io, opts);
   const view = await requireTask(store, id);
   const { state } = view;
@@ -85,7 +90,8 @@ async function diff(io: CliIo, id: string, opts: CommonOptions & { stat?: boolea
     }
     io.out(termSafe(why));
     if (view.result?.diff) {
-      io.out(files.length ? ['Files it changed, according to git:', ...fileLines(files, style)].join('\n') : 'It changed no file, according to git.');
+      const total = view.result.diff.files_total ?? files.length;
+      io.out(files.length ? ['Files it changed, according to git:', ...cappedFileLines(files, total, style, Boolean(opts.all))].join('\n') : 'It changed no file, according to git.');
     }
     return;
   }
@@ -93,6 +99,7 @@ async function diff(io: CliIo, id: string, opts: CommonOptions & { stat?: boolea
     throw new ExitCode(1, `The worktree of task ${id} (${state.worktree}) no longer exists (discarded or collected by gc): there is no diff to show.`);
   }
   const result = await worktreeDiff(state.worktree!, state.base_ref!, state.excluded_paths);
+  const patch = opts.all ? { shown: result.patch, omittedLines: 0, omittedBytes: 0 } : capLines(result.patch);
   if (opts.json) {
     printJson(io, {
       task_id: id,
@@ -101,7 +108,8 @@ async function diff(io: CliIo, id: string, opts: CommonOptions & { stat?: boolea
       files: result.files,
       is_empty: result.is_empty,
       patch_digest: result.patch_digest,
-      ...(opts.stat ? {} : { patch: result.patch }),
+      ...(opts.stat ? {} : { patch: patch.shown }),
+      ...(!opts.stat && patch.omittedBytes ? { patch_omitted: { lines: patch.omittedLines, bytes: patch.omittedBytes } } : {}),
     });
     return;
   }
@@ -109,8 +117,21 @@ async function diff(io: CliIo, id: string, opts: CommonOptions & { stat?: boolea
     io.out('No changes.');
     return;
   }
-  io.out([`${result.files.length} file(s) changed in ${termSafe(state.worktree!)} since ${termSafe(state.base_ref!.slice(0, 12))}:`, ...fileLines(result.files, style)].join('\n'));
-  if (!opts.stat) io.out(`\n${colourPatch(termSafeBlock(result.patch.replace(/\n$/, '')), style)}`);
+  const header = `${result.files.length} file(s) changed in ${termSafe(state.worktree!)} since ${termSafe(state.base_ref!.slice(0, 12))}:`;
+  io.out([header, ...cappedFileLines(result.files, result.files.length, style, Boolean(opts.all))].join('\n'));
+  if (opts.stat) return;
+  io.out(`\n${colourPatch(termSafeBlock(patch.shown.replace(/\n$/, '')), style)}`);
+  if (patch.omittedBytes) {
+    io.out(`\n… ${formatCount(patch.omittedLines)} more line(s) of patch (${formatBytes(patch.omittedBytes)}) not shown: caesar diff ${id} --all shows the whole patch.`);
+  }
+}
+
+/** The file table, cut at DIFF_MAX_FILES_SHOWN rows unless `all`, then how many more there are. */
+function cappedFileLines(files: readonly FileChange[], total: number, style: Style, all: boolean): string[] {
+  const shown = all ? files : files.slice(0, DIFF_MAX_FILES_SHOWN);
+  const lines = fileLines(shown, style);
+  if (total > shown.length) lines.push(`  … and ${formatCount(total - shown.length)} more file(s)${all ? '' : ' (--all lists every one)'}`);
+  return lines;
 }
 
 async function apply(io: CliIo, id: string, opts: CommonOptions & { files?: string[] }): Promise<void> {
@@ -123,7 +144,9 @@ async function apply(io: CliIo, id: string, opts: CommonOptions & { files?: stri
   const outcome = await applyTask({ root: store.root, state: view.state, ...(opts.files?.length ? { files: opts.files } : {}) });
   if (opts.json) printJson(io, { task_id: id, ...outcome });
   else if (outcome.applied) {
-    io.out(outcome.empty ? termSafeBlock(outcome.message) : [termSafeBlock(outcome.message), ...outcome.files.map((f) => `  ${termSafe(f)}`)].join('\n'));
+    const listed = outcome.files.slice(0, DIFF_MAX_FILES_SHOWN).map((f) => `  ${termSafe(f)}`);
+    if (outcome.files.length > listed.length) listed.push(`  … and ${formatCount(outcome.files.length - listed.length)} more file(s)`);
+    io.out(outcome.empty ? termSafeBlock(outcome.message) : [termSafeBlock(outcome.message), ...listed].join('\n'));
   } else if (outcome.reason === 'conflicts') {
     io.out(`Nothing was written: ${outcome.conflicts.length} file(s) do not apply to your workspace as it is now:`);
     io.out(outcome.conflicts.map((f) => `  ${termSafe(f)}`).join('\n'));

@@ -304,19 +304,31 @@ async function printOutcome(
       if (usage) lines.push(`Usage: ${usage}`);
       const files = result.diff?.files ?? [];
       if (result.diff) {
-        lines.push(files.length ? `Files changed (${result.changes_verified_by === 'git' ? 'according to git' : 'as declared'}):` : 'No file changed according to git.');
-        for (const f of files) lines.push(termSafe(`  ${f.action.padEnd(8)} ${f.old_path ? `${f.old_path} → ` : ''}${f.path}  ${f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`));
+        const total = result.diff.files_total ?? files.length;
+        lines.push(files.length ? `${total} file(s) changed (${result.changes_verified_by === 'git' ? 'according to git' : 'as declared'}):` : 'No file changed according to git.');
+        for (const f of files.slice(0, MAX_FILES_SHOWN)) lines.push(termSafe(`  ${f.action.padEnd(8)} ${f.old_path ? `${f.old_path} → ` : ''}${f.path}  ${f.too_large ? 'too large to show' : f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`));
+        lines.push(...andMore(total, Math.min(files.length, MAX_FILES_SHOWN), settled.state.worktree ? `caesar diff ${id} --stat --all lists them all` : ''));
       } else if (result.report.changes.length) {
         lines.push('Files changed (declared by the agent, not verified: no git):');
-        for (const c of result.report.changes) lines.push(termSafe(`  ${c.action.padEnd(8)} ${c.path}`));
+        for (const c of result.report.changes.slice(0, MAX_FILES_SHOWN)) lines.push(termSafe(`  ${c.action.padEnd(8)} ${c.path}`));
+        lines.push(...andMore(result.changes_total ?? result.report.changes.length, Math.min(result.report.changes.length, MAX_FILES_SHOWN), ''));
       }
       if (result.report.findings.length) {
-        lines.push('Findings:');
+        lines.push(`Findings (${result.findings_total ?? result.report.findings.length}):`);
         for (const f of result.report.findings) lines.push(termSafe(`  [${f.severity}] ${f.title}${f.file ? ` — ${f.file}` : ''}${f.detail ? `: ${f.detail}` : ''}`));
+        lines.push(...andMore(result.findings_total ?? result.report.findings.length, result.report.findings.length, ''));
       }
       if (settled.state.worktree && files.length) lines.push(`Review: caesar diff ${id}    Apply: caesar apply ${id}    Discard: caesar discard ${id}`);
     }
     io.out(lines.join('\n'));
   }
   if (!succeeded) throw new ExitCode(EXIT.failure);
+}
+
+/** Files listed after a task: past this, a count (the whole list is one `caesar diff --stat --all` away). */
+const MAX_FILES_SHOWN = 100;
+
+/** "… and N more" when `shown` of `total` were listed, with where to see the rest. */
+function andMore(total: number, shown: number, where: string): string[] {
+  return total > shown ? [`  … and ${(total - shown).toLocaleString('en-US')} more${where ? ` (${where})` : ''}`] : [];
 }

@@ -10,6 +10,7 @@ import { worktreeDiff, type DiffResult } from './reconcile';
 import { AppliedDocSchema, type AppliedDoc } from '../../protocol';
 import { ACTIVE_STATUSES, type DiscardedDoc, type TaskState } from '../../protocol';
 import { removeWorktree } from './worktree';
+import { partialDigest, tooLargeNote } from './large-files';
 
 export const APPLIED_FILE = 'applied.json';
 export const DISCARDED_FILE = 'discarded.json';
@@ -29,7 +30,7 @@ export async function readApplied(root: string, id: string): Promise<AppliedDoc 
 export type { DiscardedDoc } from '../../protocol';
 
 /** Why nothing was applied. `already_applied` is no failure: the work is in the workspace already. */
-export type ApplyFailure = 'no_worktree' | 'worktree_missing' | 'active' | 'conflicts' | 'already_applied';
+export type ApplyFailure = 'no_worktree' | 'worktree_missing' | 'active' | 'conflicts' | 'already_applied' | 'too_large';
 
 export interface ApplyOutcome {
   applied: boolean;
@@ -92,7 +93,16 @@ export async function applyTask(options: { root: string; state: TaskState; files
       diff = await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths, { only: remaining });
     }
   }
+  // Files too large for a patch are listed in the diff but not in its patch (large-files.ts): left for the user.
+  const tooLarge = diff.files.filter((f) => f.too_large);
+  if (tooLarge.length) {
+    // patch_bytes is not enumerable (kept out of JSON): carried over by hand.
+    diff = Object.defineProperty({ ...diff, files: diff.files.filter((f) => !f.too_large) }, 'patch_bytes', { value: diff.patch_bytes, enumerable: false });
+  }
   const files = diff.files.map((f) => f.path);
+  if (files.length === 0) {
+    return { applied: false, reason: 'too_large', files: [], conflicts: [], message: `Nothing was applied: ${tooLargeNote(tooLarge, state.worktree)}` };
+  }
 
   const check = await gitApply(target, diff.patch_bytes, ['--check']);
   if (check.code !== 0) {
@@ -114,9 +124,11 @@ export async function applyTask(options: { root: string; state: TaskState; files
   // Once every file of the task is in, the record carries the whole diff's digest: gc knows it may collect the worktree.
   const whole = options.files?.length || earlier ? await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths) : diff;
   const complete = whole.files.every((f) => allApplied.includes(f.path));
-  const record: AppliedDoc = { applied_at: new Date().toISOString(), patch_digest: complete ? whole.patch_digest : diff.patch_digest, files: allApplied };
+  const digest = complete ? whole.patch_digest : diff.patch_digest;
+  const record: AppliedDoc = { applied_at: new Date().toISOString(), patch_digest: tooLarge.length ? partialDigest(digest) : digest, files: allApplied };
   await writeJsonAtomic(appliedPath(root, state.id), record);
-  return { applied: true, files, conflicts: [], message: `Applied ${files.length} file(s) to ${target}.`, applied_at: record.applied_at, patch_digest: record.patch_digest };
+  const note = tooLarge.length ? ` ${tooLargeNote(tooLarge, state.worktree)}` : '';
+  return { applied: true, files, conflicts: [], message: `Applied ${files.length} file(s) to ${target}.${note}`, applied_at: record.applied_at, patch_digest: record.patch_digest };
 }
 
 function alreadyApplied(state: TaskState, earlier: AppliedDoc, options: { worktreeGone?: boolean } = {}): ApplyOutcome {

@@ -43,7 +43,7 @@ export async function concludeLostTasks(root: string, options: { dryRun: boolean
   const concluded: ConcludedTask[] = [];
   for (const task of lost) {
     if (options.dryRun) {
-      concluded.push({ id: task.id, ...pid(task.state), agent_stopped: false, changed_files: task.result?.diff?.files.length ?? 0 });
+      concluded.push({ id: task.id, ...pid(task.state), agent_stopped: false, changed_files: task.result?.diff?.files_total ?? task.result?.diff?.files.length ?? 0 });
       continue;
     }
     const done = await concludeOne(root, task).catch(() => undefined);

@@ -4,6 +4,7 @@ import type { DiffResult } from '../git/reconcile';
 import type { ResultDoc } from '../../protocol';
 import type { ReportSource, TaskState, TaskStatus } from '../../protocol';
 import type { StateWriter } from './state-writer';
+import { capResultLists } from '../store/result-caps';
 
 /** How a task ended, as its writer concluded it: what result.json and the final state are made of. */
 export interface Conclusion {
@@ -46,7 +47,7 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
     ...(final.usage ? { usage: final.usage } : {}),
     ...(final.diff ? { diff: { files: final.diff.files, is_empty: final.diff.is_empty } } : {}),
   };
-  await writeJsonAtomic(writers.resultFile, result);
+  await writeJsonAtomic(writers.resultFile, capResultLists(result));
   // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.
   const endedAt = new Date().toISOString();
   await writers.release();

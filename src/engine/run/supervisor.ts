@@ -35,7 +35,7 @@ import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
 import { StateWriter } from './state-writer';
 import { WriteFault } from '../process/write-fault';
-import { AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget } from '../process/phase-watchdog';
+import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget, type AfterRunPhase } from '../process/phase-watchdog';
 import type { WriterLease } from '../store/writer-lock';
 
 export interface SuperviseOptions {
@@ -260,10 +260,16 @@ class TaskRun {
 
   /** Everything between the agent's end and its conclusion, each phase under the watchdog's budget for it. */
   private async afterRun({ result, translator, launch, placement, tier, plan }: AfterRun, watchdog: AfterRunWatchdog): Promise<Conclusion> {
+    // A conclusion can take minutes (git over a huge change): watch shows "concluding…" with the time since this.
+    await this.state.update({ concluding_since: new Date().toISOString() }).catch(() => undefined);
+    const phase = <T>(name: AfterRunPhase, work: () => Promise<T>) => {
+      void this.state.update({ phase: AFTER_RUN_PHASES[name].label }).catch(() => undefined);
+      return watchdog.phase(name, work);
+    };
     // Everything the agent put in its outbox reaches events.jsonl before the conclusion (and its `finished`).
-    await watchdog.phase('drain', () => this.outbox.drain());
+    await phase('drain', () => this.outbox.drain());
     if (result.spawnError) this.events.append({ type: 'error', message: result.spawnError, fatal: true });
-    await watchdog.phase('questions', () => this.questions.expireUnanswered());
+    await phase('questions', () => this.questions.expireUnanswered());
     let translation: TranslationSummary = {};
     try {
       translation = translator.end(result.exitCode);
@@ -282,7 +288,7 @@ class TaskRun {
       plan,
       translatorFinished: this.events.translatorFinished,
       state: this.state,
-      watch: (phase, work) => watchdog.phase(phase, work),
+      watch: phase,
     });
   }
 

@@ -21,7 +21,7 @@ import { combineDisposables, toDisposable, type IDisposable as Disposable } from
 import { Debouncer } from '../../base/event';
 import { QUESTIONS_CLOSED_FILE } from '../../protocol';
 import { questionsClosedAt } from './questions-closed';
-import { AppliedDocSchema, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../../protocol';
+import { AppliedDocSchema, MAX_BYTES, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../../protocol';
 import { ACTIVE_STATUSES, DiscardedDocSchema, TaskStateSchema, type DiscardedDoc, type ObservedStatus, type TaskState } from '../../protocol';
 import { tailLines } from './tail';
 
@@ -114,11 +114,11 @@ export class TaskStore {
     // not hold costs nothing, and one it lists as a regular file is read without checking the folder again.
     const listing = await listFolder(paths.dir, this.tasksDir);
     if (!listing?.has(TASK_FILES.state)) return undefined;
-    const read = <T>(file: string, schema: z.ZodType<T>) => {
+    const read = <T>(file: string, schema: z.ZodType<T>, maxBytes?: number) => {
       const entry = listing.get(path.basename(file));
       if (!entry) return Promise.resolve(undefined);
       // Anything else than a regular file takes the checked path, which refuses it with its reason.
-      return readJsonFile(file, schema, undefined, { ...this.inTasks, listed: entry.isFile() });
+      return readJsonFile(file, schema, maxBytes, { ...this.inTasks, listed: entry.isFile() });
     };
     const state = await read(paths.state, TaskStateSchema);
     if (!state) return undefined;
@@ -126,7 +126,7 @@ export class TaskStore {
     const [last, pendingQuestions, result, applied, discarded] = await Promise.all([
       events ? readLastEvent(paths.events, { ...this.inTasks, listed: events.isFile() }) : NO_EVENTS,
       listing.has(TASK_FILES.questionsDir) ? readPendingQuestions(paths.questionsDir, paths.answersDir) : [],
-      read(paths.result, ResultDocSchema).catch(() => undefined),
+      read(paths.result, ResultDocSchema, MAX_BYTES.result).catch(() => undefined),
       read(paths.applied, AppliedDocSchema).catch(() => undefined),
       read(paths.discarded, DiscardedDocSchema).catch(() => undefined),
     ]);
