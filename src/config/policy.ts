@@ -42,10 +42,15 @@ export function layerFileLabel(scope: LayerName): string {
  * effect instead of being shadowed by a more specific layer.
  */
 export function policyChange(key: PolicyKey, value: string, origin: Origin = 'default'): string {
-  const scope = layerOf(origin);
   const tomlKey = POLICY_TOML_KEY[key];
-  return `\`caesar policy set ${tomlKey} ${value}${layerFlag(scope)}\` (sets ${tomlKey} in [policy] of ${layerFileLabel(scope)})`;
+  // A loosening counts only from the user's own layer: a repository's can only tighten (src/config/tighten.ts).
+  const scope = TIGHTEN_ONLY_KEYS.includes(key) ? 'global' : layerOf(origin);
+  const alsoThere = scope === 'global' && (origin === 'project' || origin === 'local') ? `, and remove it from [policy] of ${layerFileLabel(origin)}, which lowers it` : '';
+  return `\`caesar policy set ${tomlKey} ${value}${layerFlag(scope)}\` (sets ${tomlKey} in [policy] of ${layerFileLabel(scope)}${alsoThere})`;
 }
+
+/** The [policy] keys a repository's layers (project, local) can only tighten; the others they set freely. */
+export const TIGHTEN_ONLY_KEYS: readonly PolicyKey[] = ['allowed', 'denied', 'allow_inplace_write', 'allow_recursion', 'max_depth', 'env', 'env_allow', 'permissions'];
 
 /** The layer a change should go to: the one deciding today, the project layer in place of the built-in default. */
 function layerOf(origin: Origin): LayerName {

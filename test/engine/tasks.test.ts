@@ -29,7 +29,7 @@ describe('engine/tasks: the use cases front ends call', function () {
     const repo = repoWithRelativeAgent();
     assert.notEqual(process.cwd(), repo, 'the relative bin must be resolved from the root, not from here');
     const parent = 't_0123456789abcdef0123456789abcdef';
-    const delegated = await delegateTask(repo, { objective: 'do it', agent: 'local', isolation: 'worktree' }, { env: { ...process.env, CAESAR_TASK_ID: parent, CAESAR_DEPTH: '1' } });
+    const delegated = await delegateTask(repo, { objective: 'do it', agent: 'local', isolation: 'worktree' }, { env: { ...process.env, CAESAR_TASK_ID: parent, CAESAR_DEPTH: '1' }, trusted: true });
     assert.equal(delegated.launch.agent, 'local');
     assert.equal(delegated.launch.depth, 2);
     assert.equal(delegated.launch.parent_task_id, parent);
@@ -66,7 +66,7 @@ describe('engine/tasks: the use cases front ends call', function () {
 
   it('refusals, a broken configuration included, are DelegationRefusedError and leave no task directory', async () => {
     const repo = makeRepo();
-    await assert.rejects(delegateTask(repo, { objective: 'x', agent: 'nosuch' }), (err: unknown) => err instanceof DelegationRefusedError && err.code === 'unknown-agent');
+    await assert.rejects(delegateTask(repo, { objective: 'x', agent: 'nosuch' }, { trusted: true }), (err: unknown) => err instanceof DelegationRefusedError && err.code === 'unknown-agent');
     mkdirSync(path.join(repo, '.caesar'), { recursive: true });
     writeFileSync(path.join(repo, '.caesar/config.toml'), '[policy\n');
     await assert.rejects(delegateTask(repo, { objective: 'x', agent: 'demo' }), (err: unknown) => err instanceof DelegationRefusedError && err.code === 'config');

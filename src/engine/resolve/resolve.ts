@@ -95,7 +95,8 @@ export type RefusalCode =
   | 'no-worktree'
   | 'role-prompt'
   | 'transport'
-  | 'config';
+  | 'config'
+  | 'untrusted';
 
 /**
  * The delegation cannot happen as asked. Raised before anything is written, so a refusal never leaves a task

@@ -60,7 +60,7 @@ echo '{"protocol":"caesar.report/v1","status":"success","summary":"ok"}' > "$CAE
   }
 
   async function firstTask(repo: string): Promise<string> {
-    const first = await delegateTask(repo, { objective: 'write first.txt', agent: 'local', isolation: 'worktree' });
+    const first = await delegateTask(repo, { objective: 'write first.txt', agent: 'local', isolation: 'worktree' }, { trusted: true });
     const done = await waitForFinished(repo, first.id);
     assert.equal(done.state.status, 'succeeded', done.state.error);
     return first.id;
@@ -78,7 +78,7 @@ echo '{"protocol":"caesar.report/v1","status":"success","summary":"ok"}' > "$CAE
       { file: 'first.txt', line: 1, text: 'say "two" here' },
       { file: 'README.md', line: 2, text: 'keep this line\nbut shorter' },
     ];
-    const continued = await continueTask(repo, oldId, 'Now write second.txt', { comments });
+    const continued = await continueTask(repo, oldId, 'Now write second.txt', { comments, trusted: true });
     assert.equal(continued.continued_from, oldId);
     assert.equal(continued.launch.agent, 'local');
     assert.equal(continued.launch.parent_task_id, oldId);
@@ -116,7 +116,7 @@ echo '{"protocol":"caesar.report/v1","status":"success","summary":"ok"}' > "$CAE
     await assert.rejects(continueTask(repo, 't_00000000000000000000000000000000', 'x'), (err: unknown) => err instanceof RequestError && err.code === 'unknown_task');
     const view = await requireTaskView(repo, oldId);
     await discardTask({ root: repo, state: view.state });
-    await assert.rejects(continueTask(repo, oldId, 'more'), /no longer exists/);
+    await assert.rejects(continueTask(repo, oldId, 'more', { trusted: true }), /no longer exists/);
     assert.equal(tasks(), 0, 'no follow-up branch was created');
   });
 
