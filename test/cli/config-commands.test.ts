@@ -173,6 +173,7 @@ describe('caesar config commands (in-process)', function () {
     it('--json without any agent CLI: every catalogued agent not found, the demo agent available', async () => {
       box = sandbox({ git: true });
       box.write(box.projectFile, '[[agent]]\nid = "mine"\nbin = "mine-cli"\nargs = ["{{prompt}}"]\n[policy]\ndenied = ["gemini"]\n');
+      assert.equal((await caesar(box, ['trust'])).code, 0, 'the project file names a program: trusted as a user would');
       const r = await caesar(box, ['doctor', '--json']);
       assert.equal(r.code, 0, r.err);
       const ids = r.json.agents.map((a: any) => a.id);
@@ -213,6 +214,7 @@ describe('caesar config commands (in-process)', function () {
     it('explains each agent\'s capabilities in words, and names the command and file of each policy remedy', async () => {
       box = sandbox({ git: true });
       box.write(box.projectFile, '[[agent]]\nid = "mine"\nbin = "mine-cli"\nargs = ["{{prompt}}"]\n');
+      assert.equal((await caesar(box, ['trust'])).code, 0);
       const human = await caesar(box, ['doctor']);
       assert.equal(human.code, 0, human.err);
       assert.doesNotMatch(human.out, /nativeReadOnly|schemaTier|reportsUsage|network (open|controllable|write-only|unknown);/, 'no bare capability flags');
