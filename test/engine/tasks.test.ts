@@ -42,7 +42,7 @@ describe('engine/tasks: the use cases front ends call', function () {
 
   it('the doctor view of agents uses the same catalogue: the relative agent is installed, found under the root', async () => {
     const repo = repoWithRelativeAgent();
-    const loaded = await loadConfig({ root: repo });
+    const loaded = await loadConfig({ root: repo, trusted: true });
     const statuses = await agentStatuses(loaded, agentCatalogue(loaded, { root: repo }));
     const local = statuses.find((s) => s.id === 'local')!;
     assert.equal(local.installed, true);
@@ -55,7 +55,7 @@ describe('engine/tasks: the use cases front ends call', function () {
   it('pickForRole and listRoles walk the role\'s agents like delegation does, with the reason of each skip', async () => {
     const repo = repoWithRelativeAgent();
     writeFileSync(path.join(repo, '.caesar/config.toml'), `${readFileSync(path.join(repo, '.caesar/config.toml'), 'utf8')}\n[[role]]\nname = "helper"\nagents = ["nosuch", "local"]\nmode = "write"\n`);
-    const loaded = await loadConfig({ root: repo });
+    const loaded = await loadConfig({ root: repo, trusted: true });
     const catalogue = agentCatalogue(loaded, { root: repo });
     const pick = await pickForRole(loaded, catalogue, loaded.config.roles.find((r) => r.name === 'helper')!);
     assert.equal(pick.agent, 'local');

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { TaskSchema, taskPaths } from '../../../src/protocol';
 import {
@@ -133,7 +134,10 @@ echo '{"protocol":"caesar.report/v1","status":"success","summary":"ok"}' > "$CAE
         ],
       }),
     );
-    const r = await cli(repo, ['continue', oldId, 'translate', 'it', '--json']);
+    // The project agent is a program the repository's config names: trusted first, as a user would (private HOME).
+    const env = { ...process.env, HOME: realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-continue-home-'))) };
+    assert.equal((await cli(repo, ['trust'], { env })).code, 0);
+    const r = await cli(repo, ['continue', oldId, 'translate', 'it', '--json'], { env });
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as { task_id: string; continued_from: string; base_commit: string; comments: number };
     assert.equal(out.continued_from, oldId);
