@@ -11,10 +11,11 @@ import { writeFileAtomic } from '../base/atomic';
  * VS Code trusts the folder) records the file's SHA-256 here, in the user's own state beside the global config. Any
  * change to the file — a pull, an agent — changes the digest, and it asks again.
  *
- * The store is keyed by the file's location with its folder's real path (a symlinked checkout is the same file), but
- * the file name itself is not followed: a config that is a symlink to a trusted file elsewhere is not that file (its
- * relative `bin = "./tool"` would resolve in another root). A store that is missing, unreadable or corrupt trusts
- * nothing; it is written whole to a temp file and renamed, so a crash never leaves half of it.
+ * The store is keyed by the file's location with its root's real path (a checkout reached through a symlink is the
+ * same file), but `.caesar/` and the file name are not followed: a config (or a `.caesar` folder) that is a symlink
+ * to a trusted one elsewhere is not that file (its relative `bin = "./tool"` would resolve in another root). A store
+ * that is missing, unreadable or corrupt trusts nothing; it is written whole to a temp file and renamed, so a crash
+ * never leaves half of it.
  */
 
 export interface TrustEntry {
@@ -39,11 +40,15 @@ export function configDigest(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** The key of a config file: its folder's real path (when it exists) and its own name, unfollowed. */
+/**
+ * The key of a config file (`<root>/.caesar/<name>`): the root's real path, then `.caesar/<name>` unfollowed. A
+ * repository whose `.caesar` is a symlink to a trusted project's folder is not that project: its key is its own.
+ */
 export async function trustKey(file: string): Promise<string> {
   const absolute = path.resolve(file);
-  const folder = await fs.realpath(path.dirname(absolute)).catch(() => path.dirname(absolute));
-  return path.join(folder, path.basename(absolute));
+  const folder = path.dirname(absolute);
+  const root = await fs.realpath(path.dirname(folder)).catch(() => path.dirname(folder));
+  return path.join(root, path.basename(folder), path.basename(absolute));
 }
 
 /** Every recorded decision; a missing or corrupt store is an empty one (nothing trusted). */

@@ -152,6 +152,19 @@ describe('reliability: a hostile repository configuration (trust, tighten-only p
     nothingRan(c);
   });
 
+  it('a .caesar folder symlinked to a trusted project\'s is not that project: its relative bin would run here', async () => {
+    const trustedProject = clone();
+    trustedProject.writeProject(evilAgent('codex'));
+    assert.equal((await trustedProject.run(['trust'])).code, 0);
+    const c = clone();
+    symlinkSync(path.join(trustedProject.repo, '.caesar'), path.join(c.repo, '.caesar'));
+    const run = await runCliScript(cli, ['run', '--agent', 'codex', 'x'], c.repo, 60_000, { ...c.env, HOME: trustedProject.home });
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /names programs you have not trusted/);
+    nothingRan(c);
+    nothingRan(trustedProject);
+  });
+
   it('.caesar/config.local.toml (which a repository can commit too) needs trust as well', async () => {
     const c = clone();
     c.writeProject(evilAgent('claude'), 'config.local.toml');
