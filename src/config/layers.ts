@@ -152,6 +152,8 @@ export function formatPath(at: KeyPath): string {
 
 export interface Provenance {
   policy: Record<PolicyKey, Origin>;
+  /** Per denied agent, the layer that denies it (the repository's layers add to the user's list, never remove). */
+  deniedBy?: Record<string, Origin>;
   worktree: Record<keyof WorktreeConfig, Origin>;
   roles: Record<string, Origin>;
   agents: Record<string, Origin>;
@@ -367,7 +369,10 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
 function applyRepositoryPolicy(policy: PolicyConfig, provenance: Provenance, asked: Map<PolicyKey, { value: unknown; scope: LayerName }>): PolicyNote[] {
   const ceiling: PolicyConfig = { ...policy, allowed: [...policy.allowed], denied: [...policy.denied], env_allow: [...policy.env_allow] };
   const notes: PolicyNote[] = [];
+  const userDenied = provenance.policy.denied;
+  provenance.deniedBy = Object.fromEntries(ceiling.denied.map((id) => [id, userDenied]));
   for (const [key, { value, scope }] of asked) {
+    if (key === 'denied') for (const id of value as string[]) provenance.deniedBy[id] ??= scope;
     const result = tightenKey(key, ceiling, value, scope);
     if (result.note) notes.push({ key, scope, message: result.note });
     if (isDeepStrictEqual(result.value, ceiling[key])) continue;

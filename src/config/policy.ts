@@ -116,6 +116,8 @@ export interface PolicyCheck {
   depth?: number;
   /** Where each policy field comes from, so remedies target the right layer. */
   provenance?: Partial<Record<PolicyKey, Origin>>;
+  /** Per denied agent, the layer denying it (Provenance.deniedBy); more precise than provenance.denied. */
+  deniedBy?: Record<string, Origin>;
   /** The agent of the task this delegation is made from ($CAESAR_AGENT inside a task); absent at depth 0. */
   parentAgent?: string;
 }
@@ -124,11 +126,12 @@ export interface PolicyCheck {
 export function checkPolicy(policy: PolicyConfig, agent: string, check: PolicyCheck = {}): PolicyRefusal | undefined {
   const from = (key: PolicyKey): Origin => check.provenance?.[key] ?? 'default';
   if (policy.denied.includes(agent)) {
+    const deniedIn = check.deniedBy?.[agent] ?? from('denied');
     return {
       rule: 'denied',
       agent,
-      reason: `Agent "${agent}" is denied by the policy (denied list in ${layerLabel(from('denied'))}).`,
-      remedy: `caesar agents enable ${agent}${layerFlag(from('denied'))}`,
+      reason: `Agent "${agent}" is denied by the policy (denied list in ${layerLabel(deniedIn)}).`,
+      remedy: `caesar agents enable ${agent}${layerFlag(deniedIn)}`,
     };
   }
   if (policy.allowed.length > 0 && !policy.allowed.includes(agent)) {

@@ -199,7 +199,8 @@ describe('reliability: a hostile repository configuration (trust, tighten-only p
       c.writeProject('[policy]\ndenied = []\nallowed = ["fixture"]\n');
       const run = await c.run(['run', '--agent', 'fixture', 'write a file']);
       assert.equal(run.code, 2, run.stderr);
-      assert.match(run.stderr, /"fixture" is denied/);
+      assert.match(run.stderr, /"fixture" is denied by the policy \(denied list in the global config/, 'the layer that denies it, not the repository\'s');
+      assert.match(run.stderr, /caesar agents enable fixture --global/);
       assert.equal(taskCount(c.repo), 0, 'the denied agent was not started');
       const show = await c.run(['policy', 'show', '--json']);
       const parsed = JSON.parse(show.stdout) as { policy: Array<{ key: string; value: unknown }>; notes: string[] };
