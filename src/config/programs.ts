@@ -81,7 +81,7 @@ async function resolvesOutside(root: string, entry: string): Promise<string | un
 export function describePrograms(programs: LayerPrograms): string[] {
   const lines: string[] = [];
   for (const agent of programs.agents) lines.push(`agent "${agent.id}" runs ${JSON.stringify(agent.bin)} ${agent.args.map((a) => JSON.stringify(a)).join(' ')}`.trimEnd());
-  for (const command of programs.setup) lines.push(`[worktree] setup runs in a shell: ${command}`);
+  for (const command of programs.setup) lines.push(`[worktree] setup runs in a shell: ${JSON.stringify(command)}`);
   for (const o of programs.outside) lines.push(`[worktree] ${o.kind} "${o.path}" brings in ${o.resolves_to}, outside the repository`);
   for (const p of programs.promptFiles) lines.push(`role "${p.role}" reads its prompt from ${p.file}, outside .caesar/`);
   return lines;

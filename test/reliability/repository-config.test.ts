@@ -111,13 +111,13 @@ describe('reliability: a hostile repository configuration (trust, tighten-only p
     c.writeProject(`[worktree]\nsetup = ["echo setup >> '${c.marker}'"]\n`);
     const refused = await c.run(['run', '--agent', 'fixture', '--isolation', 'worktree', 'write a file']);
     assert.equal(refused.code, 2, refused.stderr);
-    assert.match(refused.stderr, /\[worktree\] setup runs in a shell: echo setup/);
+    assert.match(refused.stderr, /\[worktree\] setup runs in a shell: "echo setup/);
     assert.equal(taskCount(c.repo), 0);
     nothingRan(c);
 
     const trusted = await c.run(['trust']);
     assert.equal(trusted.code, 0, trusted.stderr);
-    assert.match(trusted.stdout, /\[worktree\] setup runs in a shell: echo setup/, 'caesar trust shows what it records');
+    assert.match(trusted.stdout, /\[worktree\] setup runs in a shell: "echo setup/, 'caesar trust shows what it records');
     assert.match(trusted.stdout, /Trusted \(recorded in .*trusted\.json\)/);
     nothingRan(c); // trusting runs nothing either
     const ran = await c.run(['run', '--agent', 'fixture', '--isolation', 'worktree', 'write a file']);
