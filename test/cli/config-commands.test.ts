@@ -23,7 +23,9 @@ describe('caesar config commands (in-process)', function () {
       assert.equal(r.code, 0, r.err);
       assert.equal(r.json.refreshed, false);
       assert.deepEqual(r.json.worktree, { copy: ['node_modules', '.env'], setup: ['pnpm install --frozen-lockfile --prefer-offline'], marker: 'pnpm-lock.yaml' });
+      assert.deepEqual(r.json.trusted, [box.projectFile], 'the setup commands init detected and wrote are trusted as written');
       const loaded = await loadConfig({ root: box.root, home: box.home });
+      assert.deepEqual(loaded.untrusted, []);
       assert.deepEqual(loaded.config.worktree, { copy: ['node_modules', '.env'], link: [], setup: ['pnpm install --frozen-lockfile --prefer-offline'] });
       assert.deepEqual(Object.keys(loaded.layers[0]!.data), ['worktree'], 'nothing but [worktree] in the project config');
       for (const role of ['reviewer', 'implementer', 'investigator']) assert.ok(box.read(`.caesar/roles/${role}.md`).length > 100, role);

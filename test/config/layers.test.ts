@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError, DEFAULT_POLICY, findRoot, homeDir, loadConfig, recordTrust } from '../../src/config';
+import { ConfigError, DEFAULT_POLICY, findRoot, homeDir, loadConfig, recordTrust, trustRepositoryConfig } from '../../src/config';
 import { rejects, sandbox, type Sandbox } from './helpers';
 
 describe('config layers: load and merge', () => {
@@ -307,6 +307,17 @@ describe('config layers: untrusted workspaces', () => {
     // A corrupt store trusts nothing, and is not an error.
     box.write(path.join(box.home, '.config/caesar/trusted.json'), '{not json');
     assert.deepEqual((await loadConfig({ root: box.root, home: box.home })).untrusted.map((u) => u.scope), ['project', 'local']);
+  });
+
+  it('the editor\'s record (trustRepositoryConfig, when VS Code trusts the folder) is the same trust, recorded once per content', async () => {
+    box.write(box.projectFile, '[worktree]\nsetup = ["npm ci"]\n');
+    box.write(box.localFile, '[policy]\nmax_parallel = 2\n');
+    const recorded = await trustRepositoryConfig(box.root, box.home, 'VS Code Workspace Trust');
+    assert.deepEqual(recorded.map((r) => r.file), [box.projectFile], 'a file naming no program is not recorded');
+    assert.deepEqual(recorded[0]!.allows, ['[worktree] setup runs in a shell: "npm ci"']);
+    assert.deepEqual(await trustRepositoryConfig(box.root, box.home, 'VS Code Workspace Trust'), [], 'already trusted: nothing new to say');
+    const loaded = await loadConfig({ root: box.root, home: box.home });
+    assert.deepEqual([loaded.trusted, loaded.config.worktree.setup], [true, ['npm ci']]);
   });
 
   it('a config naming no program needs no trust', async () => {
