@@ -11,6 +11,7 @@ import { registerReview } from './commands/review';
 import { registerRoles } from './commands/role';
 import { registerRun } from './commands/run';
 import { registerSupervise } from './commands/supervise';
+import { registerTrust } from './commands/trust';
 import { termSafeBlock } from './format';
 import { EXIT, ExitCode, UsageError, type CliIo } from './io';
 import { reportedVersion } from '../base/version';
@@ -28,6 +29,7 @@ const REGISTRARS: CommandRegistrar[] = [
   registerDoctor,
   registerAgents,
   registerPolicy,
+  registerTrust,
   registerRoles,
   registerProtocol,
   registerSupervise,

@@ -1,6 +1,7 @@
 import { existsSync, promises as fs, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { parse, TomlError } from 'smol-toml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from './errors';
@@ -25,6 +26,9 @@ import {
   type WorktreeConfig,
 } from './schema';
 import { locateKey, type KeyPath } from './toml-source';
+import { describePrograms, namesPrograms, programsOf, type LayerPrograms } from './programs';
+import { tightenKey, type PolicyNote } from './tighten';
+import { configDigest, isTrusted } from './trust';
 
 /** The caesar directory name inside a root; kept here (not imported) so config stays independent of the task layout. */
 const CAESAR_DIR = '.caesar';
@@ -148,6 +152,8 @@ export function formatPath(at: KeyPath): string {
 
 export interface Provenance {
   policy: Record<PolicyKey, Origin>;
+  /** Per denied agent, the layer that denies it (the repository's layers add to the user's list, never remove). */
+  deniedBy?: Record<string, Origin>;
   worktree: Record<keyof WorktreeConfig, Origin>;
   roles: Record<string, Origin>;
   agents: Record<string, Origin>;
@@ -162,11 +168,22 @@ export interface LoadOptions {
   home?: string;
   env?: NodeJS.ProcessEnv;
   /**
-   * false = the workspace is untrusted (VS Code Workspace Trust): the project and local layers may not name
-   * programs, so their `[[agent]]` entries, `[worktree] setup` and role prompt files escaping `.caesar/` are ignored.
-   * The global layer is the user's own and stays trusted. Default true (a terminal user chose to run caesar here).
+   * Who vouches for the repository's layers (project, local), which may name programs (src/config/programs.ts):
+   *  - unset (the CLI, the MCP server): the user's trust store decides, file by file (src/config/trust.ts); a layer
+   *    naming programs whose exact content is not trusted is loaded without them and listed in `untrusted`;
+   *  - false (VS Code: an untrusted workspace): every repository layer is loaded without its programs;
+   *  - true (VS Code: a trusted workspace, which records the same trust): the layers are used as they are.
+   * The global layer is the user's own and always used whole.
    */
   trusted?: boolean;
+}
+
+/** A repository layer naming programs that the user has not trusted in this exact content. */
+export interface UntrustedLayer {
+  scope: LayerName;
+  file: string;
+  sha256: string;
+  programs: LayerPrograms;
 }
 
 export interface LoadedConfig {
@@ -177,16 +194,20 @@ export interface LoadedConfig {
   files: LayerFiles;
   /** The layers present on disk, least specific first. */
   layers: LoadedLayer[];
+  /** Every layer naming programs is used: vouched for by the caller, or trusted in the trust store. */
   trusted: boolean;
   /** What an untrusted load ignored, one sentence each, for the UI to show. */
   ignored: string[];
+  /** The repository layers whose programs were left out because the user has not trusted them (run `caesar trust`). */
+  untrusted: UntrustedLayer[];
+  /** Loosenings of the user's policy a repository layer asked for and did not get. */
+  notes: PolicyNote[];
 }
 
 export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfig> {
   const home = options.home ?? homeDir(options.env);
   const root = options.root ? path.resolve(options.root) : undefined;
   const files = layerFiles(root, home);
-  const trusted = options.trusted ?? true;
   const layers: LoadedLayer[] = [];
   for (const scope of ['global', 'project', 'local'] as const) {
     const file = files[scope];
@@ -195,27 +216,79 @@ export async function loadConfig(options: LoadOptions = {}): Promise<LoadedConfi
     if (layer) layers.push(layer);
   }
   const ignored: string[] = [];
-  const effective = layers.map((layer) => (trusted || layer.scope === 'global' ? layer.data : withoutPrograms(layer, root, ignored)));
-  const { config, provenance } = mergeLayers(layers.map((layer, i) => ({ scope: layer.scope, data: effective[i]! })));
-  return { config, provenance, root, home, files, layers, trusted, ignored };
+  const untrusted: UntrustedLayer[] = [];
+  const effective: Layer[] = [];
+  for (const layer of layers) {
+    if (layer.scope === 'global' || options.trusted === true) {
+      effective.push(layer.data);
+      continue;
+    }
+    const programs = await programsOf(layer.data, root);
+    if (!namesPrograms(programs)) {
+      effective.push(layer.data);
+      continue;
+    }
+    if (options.trusted === undefined && (await isTrusted(home, layer.file, layer.text))) {
+      effective.push(layer.data);
+      continue;
+    }
+    if (options.trusted === undefined) untrusted.push({ scope: layer.scope, file: layer.file, sha256: configDigest(layer.text), programs });
+    const why = options.trusted === false ? 'the workspace is not trusted' : `${layer.file} is not trusted (run caesar trust)`;
+    effective.push(withoutPrograms(layer, programs, why, ignored));
+  }
+  const { config, provenance, notes } = mergeLayers(layers.map((layer, i) => ({ scope: layer.scope, data: effective[i]! })));
+  const trusted = options.trusted ?? untrusted.length === 0;
+  return { config, provenance, root, home, files, layers, trusted, ignored, untrusted, notes };
 }
 
-/** The untrusted view of a workspace layer: nothing that would start a program or read outside `.caesar/`. */
-function withoutPrograms(layer: LoadedLayer, root: string | undefined, ignored: string[]): Layer {
+/**
+ * Why a command will not run here yet, and the command that would change it. Said to a person (the CLI) and to a
+ * model (the MCP server), so it also says that trusting is the user's decision, after reading the file.
+ */
+export function untrustedMessage(untrusted: readonly UntrustedLayer[], root: string): string {
+  const lines = [`This repository's caesar configuration names programs you have not trusted, so nothing was run:`];
+  for (const layer of untrusted) {
+    lines.push(`  ${layer.file} (sha256 ${layer.sha256.slice(0, 12)}…) would allow:`);
+    for (const line of describePrograms(layer.programs)) lines.push(`    - ${line}`);
+  }
+  lines.push(
+    `Read the file${untrusted.length > 1 ? 's' : ''}; if you accept what ${untrusted.length > 1 ? 'they allow' : 'it allows'}, trust ${untrusted.length > 1 ? 'them' : 'it'} with: ${trustCommand(root)}`,
+    'Only the user should decide this; any later change to the file asks again.',
+  );
+  return lines.join('\n');
+}
+
+/** `caesar trust --root '<root>'`, quoted for a POSIX shell. */
+export function trustCommand(root: string): string {
+  return `caesar trust --root '${root.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The untrusted view of a repository layer: nothing that would start a program or read outside the repository. */
+function withoutPrograms(layer: LoadedLayer, programs: LayerPrograms, why: string, ignored: string[]): Layer {
   const data: Layer = { ...layer.data };
   if (data.agent?.length) {
-    ignored.push(`${layer.file}: [[agent]] ${data.agent.map((a) => a.id).join(', ')} ignored: the workspace is not trusted, and an agent entry names a program to run.`);
+    ignored.push(`${layer.file}: [[agent]] ${data.agent.map((a) => a.id).join(', ')} ignored: ${why}, and an agent entry names a program to run.`);
     delete data.agent;
   }
-  if (data.worktree?.setup?.length) {
-    ignored.push(`${layer.file}: [worktree] setup ignored: the workspace is not trusted, and setup commands run in a shell.`);
-    const { setup: _setup, ...rest } = data.worktree;
-    data.worktree = rest;
+  if (data.worktree) {
+    const worktree = { ...data.worktree };
+    if (worktree.setup?.length) {
+      ignored.push(`${layer.file}: [worktree] setup ignored: ${why}, and setup commands run in a shell.`);
+      delete worktree.setup;
+    }
+    for (const kind of ['copy', 'link'] as const) {
+      const out = programs.outside.filter((o) => o.kind === kind).map((o) => o.path);
+      if (!out.length || !worktree[kind]) continue;
+      ignored.push(`${layer.file}: [worktree] ${kind} ${out.join(', ')} ignored: ${why}, and ${out.length === 1 ? 'it leads' : 'they lead'} outside the repository.`);
+      worktree[kind] = worktree[kind]!.filter((entry) => !out.includes(entry));
+    }
+    data.worktree = worktree;
   }
   if (data.role?.length) {
+    const outside = new Set(programs.promptFiles.map((p) => p.role));
     data.role = data.role.map((role) => {
-      if (!role.system_prompt_file || (root && promptFileInsideCaesar(root, role.system_prompt_file))) return role;
-      ignored.push(`${layer.file}: role "${role.name}" system_prompt_file ignored: it points outside .caesar/ and the workspace is not trusted.`);
+      if (!outside.has(role.name)) return role;
+      ignored.push(`${layer.file}: role "${role.name}" system_prompt_file ignored: it points outside .caesar/ and ${why}.`);
       const { system_prompt_file: _file, ...rest } = role;
       return rest;
     });
@@ -223,20 +296,11 @@ function withoutPrograms(layer: LoadedLayer, root: string | undefined, ignored: 
   return data;
 }
 
-export function rolePromptPath(root: string, file: string): string {
-  return path.resolve(root, CAESAR_DIR, file);
-}
-
-export function promptFileInsideCaesar(root: string, file: string): boolean {
-  const relative = path.relative(path.resolve(root, CAESAR_DIR), rolePromptPath(root, file));
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
-}
-
 /**
  * Defaults, then each layer in order: [policy]/[worktree] field by field (a declared list replaces the inherited one),
  * [[role]] by name and [[agent]] by id replaced whole, [models] key by key. Provenance is the last layer declaring.
  */
-export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): { config: CaesarConfig; provenance: Provenance } {
+export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): { config: CaesarConfig; provenance: Provenance; notes: PolicyNote[] } {
   const policy: PolicyConfig = { ...DEFAULT_POLICY, allowed: [], denied: [] };
   const worktree: WorktreeConfig = { copy: [], link: [], setup: [] };
   const roles = new Map<string, RoleConfig>(DEFAULT_ROLES.map((r) => [r.name, { ...r, agents: [...r.agents] }]));
@@ -251,11 +315,19 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
     models: {},
     transports: {},
   };
+  // The repository's layers ask (local over project, field by field); the user's ceiling is decided once the
+  // defaults and the global layer are in (src/config/tighten.ts).
+  const asked = new Map<PolicyKey, { value: unknown; scope: LayerName }>();
   for (const { scope, data } of layers) {
     for (const [tomlKey, value] of Object.entries(data.policy ?? {})) {
       if (value === undefined) continue;
       const key = policyKeyOf(tomlKey);
-      (policy as unknown as Record<string, unknown>)[key] = Array.isArray(value) ? [...value] : value;
+      const copy = Array.isArray(value) ? [...value] : value;
+      if (scope !== 'global') {
+        asked.set(key, { value: copy, scope });
+        continue;
+      }
+      (policy as unknown as Record<string, unknown>)[key] = copy;
       provenance.policy[key] = scope;
     }
     for (const key of ['copy', 'link', 'setup'] as const) {
@@ -285,10 +357,29 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
       provenance.transports[agent] = scope;
     }
   }
+  const notes = applyRepositoryPolicy(policy, provenance, asked);
   return {
     config: { policy, worktree, models, transports, roles: [...roles.values()], agents: [...agents.values()] },
     provenance,
+    notes,
   };
+}
+
+/** Applies what the repository's layers asked to the user's policy, tightening only; returns what was refused. */
+function applyRepositoryPolicy(policy: PolicyConfig, provenance: Provenance, asked: Map<PolicyKey, { value: unknown; scope: LayerName }>): PolicyNote[] {
+  const ceiling: PolicyConfig = { ...policy, allowed: [...policy.allowed], denied: [...policy.denied], env_allow: [...policy.env_allow] };
+  const notes: PolicyNote[] = [];
+  const userDenied = provenance.policy.denied;
+  provenance.deniedBy = Object.fromEntries(ceiling.denied.map((id) => [id, userDenied]));
+  for (const [key, { value, scope }] of asked) {
+    if (key === 'denied') for (const id of value as string[]) provenance.deniedBy[id] ??= scope;
+    const result = tightenKey(key, ceiling, value, scope);
+    if (result.note) notes.push({ key, scope, message: result.note });
+    if (isDeepStrictEqual(result.value, ceiling[key])) continue;
+    (policy as unknown as Record<string, unknown>)[key] = result.value;
+    provenance.policy[key] = scope;
+  }
+  return notes;
 }
 
 function policyKeyOf(tomlKey: string): PolicyKey {

@@ -42,10 +42,15 @@ export function layerFileLabel(scope: LayerName): string {
  * effect instead of being shadowed by a more specific layer.
  */
 export function policyChange(key: PolicyKey, value: string, origin: Origin = 'default'): string {
-  const scope = layerOf(origin);
   const tomlKey = POLICY_TOML_KEY[key];
-  return `\`caesar policy set ${tomlKey} ${value}${layerFlag(scope)}\` (sets ${tomlKey} in [policy] of ${layerFileLabel(scope)})`;
+  // A loosening counts only from the user's own layer: a repository's can only tighten (src/config/tighten.ts).
+  const scope = TIGHTEN_ONLY_KEYS.includes(key) ? 'global' : layerOf(origin);
+  const alsoThere = scope === 'global' && (origin === 'project' || origin === 'local') ? `, and remove it from [policy] of ${layerFileLabel(origin)}, which lowers it` : '';
+  return `\`caesar policy set ${tomlKey} ${value}${layerFlag(scope)}\` (sets ${tomlKey} in [policy] of ${layerFileLabel(scope)}${alsoThere})`;
 }
+
+/** The [policy] keys a repository's layers (project, local) can only tighten; the others they set freely. */
+export const TIGHTEN_ONLY_KEYS: readonly PolicyKey[] = ['allowed', 'denied', 'allow_inplace_write', 'allow_recursion', 'max_depth', 'env', 'env_allow', 'permissions'];
 
 /** The layer a change should go to: the one deciding today, the project layer in place of the built-in default. */
 function layerOf(origin: Origin): LayerName {
@@ -111,6 +116,8 @@ export interface PolicyCheck {
   depth?: number;
   /** Where each policy field comes from, so remedies target the right layer. */
   provenance?: Partial<Record<PolicyKey, Origin>>;
+  /** Per denied agent, the layer denying it (Provenance.deniedBy); more precise than provenance.denied. */
+  deniedBy?: Record<string, Origin>;
   /** The agent of the task this delegation is made from ($CAESAR_AGENT inside a task); absent at depth 0. */
   parentAgent?: string;
 }
@@ -119,11 +126,12 @@ export interface PolicyCheck {
 export function checkPolicy(policy: PolicyConfig, agent: string, check: PolicyCheck = {}): PolicyRefusal | undefined {
   const from = (key: PolicyKey): Origin => check.provenance?.[key] ?? 'default';
   if (policy.denied.includes(agent)) {
+    const deniedIn = check.deniedBy?.[agent] ?? from('denied');
     return {
       rule: 'denied',
       agent,
-      reason: `Agent "${agent}" is denied by the policy (denied list in ${layerLabel(from('denied'))}).`,
-      remedy: `caesar agents enable ${agent}${layerFlag(from('denied'))}`,
+      reason: `Agent "${agent}" is denied by the policy (denied list in ${layerLabel(deniedIn)}).`,
+      remedy: `caesar agents enable ${agent}${layerFlag(deniedIn)}`,
     };
   }
   if (policy.allowed.length > 0 && !policy.allowed.includes(agent)) {

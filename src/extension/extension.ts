@@ -20,6 +20,7 @@ import { LiveTasks, type TaskRoot } from './tasks/liveTasks';
 import { TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
 import { TIMELINE_VIEW_TYPE } from './timeline/panel';
 import { TimelinePanels } from './timeline/panels';
+import { recordTrustWithWorkspace } from './workspaceTrust';
 
 /** True only in the in-editor tests' bundle (esbuild-extension.mjs defines it for every build of the extension). */
 declare const CAESAR_TEST_SEAMS: boolean;
@@ -73,6 +74,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
     ...(mcp?.disposables ?? []),
     // The roots are read once: a folder added later is listed after a reload (said in the log, not guessed at).
     vscode.workspace.onDidChangeWorkspaceFolders(() => log.info('the window’s folders changed: reload the window to list the tasks of added folders')),
+    recordTrustWithWorkspace(roots.map((r) => r.root), log),
   );
 
   const activationMs = Date.now() - started;

@@ -23,7 +23,9 @@ describe('caesar config commands (in-process)', function () {
       assert.equal(r.code, 0, r.err);
       assert.equal(r.json.refreshed, false);
       assert.deepEqual(r.json.worktree, { copy: ['node_modules', '.env'], setup: ['pnpm install --frozen-lockfile --prefer-offline'], marker: 'pnpm-lock.yaml' });
+      assert.deepEqual(r.json.trusted, [box.projectFile], 'the setup commands init detected and wrote are trusted as written');
       const loaded = await loadConfig({ root: box.root, home: box.home });
+      assert.deepEqual(loaded.untrusted, []);
       assert.deepEqual(loaded.config.worktree, { copy: ['node_modules', '.env'], link: [], setup: ['pnpm install --frozen-lockfile --prefer-offline'] });
       assert.deepEqual(Object.keys(loaded.layers[0]!.data), ['worktree'], 'nothing but [worktree] in the project config');
       for (const role of ['reviewer', 'implementer', 'investigator']) assert.ok(box.read(`.caesar/roles/${role}.md`).length > 100, role);
@@ -173,6 +175,7 @@ describe('caesar config commands (in-process)', function () {
     it('--json without any agent CLI: every catalogued agent not found, the demo agent available', async () => {
       box = sandbox({ git: true });
       box.write(box.projectFile, '[[agent]]\nid = "mine"\nbin = "mine-cli"\nargs = ["{{prompt}}"]\n[policy]\ndenied = ["gemini"]\n');
+      assert.equal((await caesar(box, ['trust'])).code, 0, 'the project file names a program: trusted as a user would');
       const r = await caesar(box, ['doctor', '--json']);
       assert.equal(r.code, 0, r.err);
       const ids = r.json.agents.map((a: any) => a.id);
@@ -213,6 +216,7 @@ describe('caesar config commands (in-process)', function () {
     it('explains each agent\'s capabilities in words, and names the command and file of each policy remedy', async () => {
       box = sandbox({ git: true });
       box.write(box.projectFile, '[[agent]]\nid = "mine"\nbin = "mine-cli"\nargs = ["{{prompt}}"]\n');
+      assert.equal((await caesar(box, ['trust'])).code, 0);
       const human = await caesar(box, ['doctor']);
       assert.equal(human.code, 0, human.err);
       assert.doesNotMatch(human.out, /nativeReadOnly|schemaTier|reportsUsage|network (open|controllable|write-only|unknown);/, 'no bare capability flags');

@@ -136,7 +136,7 @@ describe('the caesar CLI as a user meets it', function () {
     assert.equal(r.code, 2, r.stderr);
     assert.equal(count(r.stderr, 'Writing in place is refused'), 1);
     assert.match(r.stderr, /allow_inplace_write = false/);
-    assert.match(r.stderr, /`caesar policy set allow_inplace_write true` \(sets allow_inplace_write in \[policy\] of \.caesar\/config\.toml\)/);
+    assert.match(r.stderr, /`caesar policy set allow_inplace_write true --global` \(sets allow_inplace_write in \[policy\] of ~\/\.config\/caesar\/config\.toml\)/);
     assert.equal(existsSync(path.join(dir, '.caesar')), false, 'no task directory is left behind');
 
     const worktree = await cli(dir, ['run', 'look around', '--agent', 'demo', '--mode', 'read-only', '--isolation', 'worktree']);
@@ -144,9 +144,10 @@ describe('the caesar CLI as a user meets it', function () {
     assert.match(worktree.stderr, /Worktree isolation is impossible/);
     assert.equal(existsSync(path.join(dir, '.caesar')), false);
 
-    mkdirSync(path.join(dir, '.caesar'));
-    assert.equal((await cli(dir, ['policy', 'set', 'allow_inplace_write', 'true'])).code, 0);
-    const refusedNoMore = await cli(dir, ['run', 'edit the notes', '--agent', 'demo', '--json'], { env: { ...process.env, CAESAR_CLI_JS: await buildCli(), CAESAR_DEMO_DELAY_MS: '5' } });
+    // The command the refusal names, as the user would run it (their global layer: a private HOME here).
+    const home = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'caesar-first-home-')));
+    assert.equal((await cli(dir, ['policy', 'set', 'allow_inplace_write', 'true', '--global'], { env: { ...process.env, HOME: home } })).code, 0);
+    const refusedNoMore = await cli(dir, ['run', 'edit the notes', '--agent', 'demo', '--json'], { env: { ...process.env, HOME: home, CAESAR_CLI_JS: await buildCli(), CAESAR_DEMO_DELAY_MS: '5' } });
     assert.equal(refusedNoMore.code, 0, refusedNoMore.stderr);
     assert.equal((JSON.parse(refusedNoMore.stdout) as { status: string }).status, 'succeeded');
   });
@@ -155,10 +156,13 @@ describe('the caesar CLI as a user meets it', function () {
     const repo = makeRepo();
     mkdirSync(path.join(repo, '.caesar'), { recursive: true });
     writeFileSync(path.join(repo, '.caesar', 'config.toml'), '[worktree]\nsetup = ["echo the setup broke >&2; exit 3"]\n');
+    // A setup command is a program the repository names: trusted first, as a user would (private HOME).
+    const home = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'caesar-first-home-')));
+    assert.equal((await cli(repo, ['trust'], { env: { ...process.env, HOME: home } })).code, 0);
     const caesarJs = await buildCli();
     const child = spawn(process.execPath, [caesarJs, 'run', 'edit the notes', '--agent', 'demo'], {
       cwd: repo,
-      env: { ...process.env, CAESAR_DEMO_DELAY_MS: '5', NO_COLOR: '' },
+      env: { ...process.env, HOME: home, CAESAR_DEMO_DELAY_MS: '5', NO_COLOR: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -32,16 +32,18 @@ describe('caesar policy set', function () {
     ];
     assert.deepEqual(cases.map(([key]) => key).sort(), [...POLICY_TOML_KEYS].sort(), 'a case for every policy key');
     const expected: PolicyConfig = { ...DEFAULT_POLICY };
+    // In the user's own (global) layer, where every key counts: a repository's layers can only tighten some of them
+    // (test/reliability/repository-config.test.ts).
     for (const [key, value, effect] of cases) {
-      const r = await caesar(box, ['policy', 'set', key, value]);
+      const r = await caesar(box, ['policy', 'set', key, value, '--global']);
       assert.equal(r.code, 0, `${key}: ${r.err}`);
-      assert.match(r.out, new RegExp(`^${key} = .* in the project layer \\(${box.projectFile.replace(/[.]/g, '\\.')}\\)$`));
+      assert.match(r.out, new RegExp(`^${key} = .* in the global layer \\(${box.globalFile.replace(/[.]/g, '\\.')}\\)$`));
       Object.assign(expected, effect);
       const loaded = await loadConfig({ root: box.root, home: box.home });
       assert.deepEqual(loaded.config.policy, expected, key);
-      for (const changed of Object.keys(effect) as Array<keyof PolicyConfig>) assert.equal(loaded.provenance.policy[changed], 'project', changed);
+      for (const changed of Object.keys(effect) as Array<keyof PolicyConfig>) assert.equal(loaded.provenance.policy[changed], 'global', changed);
     }
-    assert.equal((await caesar(box, ['policy', 'set', 'allowed', '""'])).code, 0);
+    assert.equal((await caesar(box, ['policy', 'set', 'allowed', '""', '--global'])).code, 0);
     assert.deepEqual((await loadConfig({ root: box.root, home: box.home })).config.policy.allowed, [], '"" empties a list');
   });
 

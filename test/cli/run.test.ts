@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
 import { TaskStore } from '../../src/engine/store/store';
@@ -12,10 +13,14 @@ interface CliRun {
   stderr: string;
 }
 
+/** The private HOME of each repository whose config a test wrote, its trust store trusting that config. */
+const homes = new Map<string, string>();
+
 function startCli(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const home = homes.get(cwd);
   const child = spawn(process.execPath, [process.env.CAESAR_CLI_JS!, ...args], {
     cwd,
-    env: { ...process.env, CAESAR_KILL_GRACE_MS: '500', CAESAR_DEMO_DELAY_MS: '5', NO_COLOR: '', ...env },
+    env: { ...process.env, CAESAR_KILL_GRACE_MS: '500', CAESAR_DEMO_DELAY_MS: '5', NO_COLOR: '', ...(home ? { HOME: home } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -30,9 +35,13 @@ function cli(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<
   return startCli(cwd, args, env).done;
 }
 
+/** Writes the repository's config and trusts it as a user would (`caesar trust`, under a private HOME). */
 function writeConfig(repo: string, toml: string): void {
   mkdirSync(path.join(repo, '.caesar'), { recursive: true });
   writeFileSync(path.join(repo, '.caesar/config.toml'), toml);
+  const home = homes.get(repo) ?? realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-run-home-')));
+  homes.set(repo, home);
+  execFileSync(process.execPath, [process.env.CAESAR_CLI_JS!, 'trust', '--root', repo], { env: { ...process.env, HOME: home }, stdio: 'ignore' });
 }
 
 /** The spec's "shortest conformant agent" (OACP v1, "Conforming, in practice"): jq read, jq write. */

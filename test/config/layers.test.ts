@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError, DEFAULT_POLICY, findRoot, homeDir, loadConfig } from '../../src/config';
+import { ConfigError, DEFAULT_POLICY, findRoot, homeDir, loadConfig, recordTrust, trustRepositoryConfig } from '../../src/config';
 import { rejects, sandbox, type Sandbox } from './helpers';
 
 describe('config layers: load and merge', () => {
@@ -29,12 +29,12 @@ describe('config layers: load and merge', () => {
   it('merges [policy] field by field, most specific layer last, with provenance per field', async () => {
     box.write(box.globalFile, '[policy]\nmax_parallel = 2\ndefault_mode = "read-only"\ndefault_timeout = "5m"\n');
     box.write(box.projectFile, '[policy]\nmax_parallel = 3\n');
-    box.write(box.localFile, '[policy]\nmax_depth = 5\n');
+    box.write(box.localFile, '[policy]\nmax_depth = 1\n');
     const { config, provenance } = await load();
     assert.equal(config.policy.max_parallel, 3);
     assert.equal(config.policy.default_mode, 'read-only');
     assert.equal(config.policy.default_timeout_ms, 300_000);
-    assert.equal(config.policy.max_depth, 5);
+    assert.equal(config.policy.max_depth, 1);
     assert.equal(provenance.policy.max_parallel, 'project');
     assert.equal(provenance.policy.default_mode, 'global');
     assert.equal(provenance.policy.default_timeout_ms, 'global');
@@ -42,15 +42,24 @@ describe('config layers: load and merge', () => {
     assert.equal(provenance.policy.allow_recursion, 'default');
   });
 
-  it('replaces lists instead of merging them ([policy] and [worktree])', async () => {
-    box.write(box.globalFile, '[policy]\nallowed = ["codex", "claude"]\n[worktree]\ncopy = ["node_modules", ".env"]\n');
-    box.write(box.projectFile, '[policy]\nallowed = ["gemini"]\n[worktree]\ncopy = [".venv/"]\n');
+  it('replaces lists instead of merging them ([policy] and [worktree]); a repository layer\'s allowed list only narrows the user\'s', async () => {
+    box.write(box.globalFile, '[policy]\nallowed = ["codex", "claude"]\nenv_allow = ["A"]\n[worktree]\ncopy = ["node_modules", ".env"]\n');
+    box.write(box.projectFile, '[policy]\nallowed = ["gemini", "claude"]\n[worktree]\ncopy = [".venv/"]\n');
+    const narrowed = await load();
+    assert.deepEqual(narrowed.config.policy.allowed, ['claude'], 'the repository narrows the user\'s list; gemini is not added');
+    assert.equal(narrowed.provenance.policy.allowed, 'project');
+    assert.match(narrowed.notes.map((n) => n.message).join('\n'), /names gemini, not in your global allowed list/);
     box.write(box.localFile, '[policy]\nallowed = []\n');
     const { config, provenance } = await load();
-    assert.deepEqual(config.policy.allowed, [], 'an empty list in a lower layer replaces, it does not inherit');
-    assert.equal(provenance.policy.allowed, 'local');
+    assert.deepEqual(config.policy.allowed, ['codex', 'claude'], 'an empty list (every agent) from a repository layer does not widen the user\'s');
+    assert.equal(provenance.policy.allowed, 'global');
     assert.deepEqual(config.worktree.copy, ['.venv'], 'replaced, and the trailing slash normalized');
     assert.equal(provenance.worktree.copy, 'project');
+    box.write(box.globalFile, '[policy]\nenv_allow = ["A", "B"]\n');
+    box.write(box.localFile, '[policy]\nenv_allow = []\n');
+    const emptied = await load();
+    assert.deepEqual(emptied.config.policy.env_allow, [], 'an empty list in a lower layer replaces, it does not inherit');
+    assert.equal(emptied.provenance.policy.env_allow, 'local');
   });
 
   it('replaces [[role]] by name and [[agent]] by id whole, and merges [models] key by key', async () => {
@@ -88,7 +97,7 @@ describe('config layers: load and merge', () => {
         'args = ["{{prompt}}"]',
       ].join('\n'),
     );
-    const { config, provenance } = await load();
+    const { config, provenance } = await load({ trusted: true });
     const reviewer = config.roles.find((r) => r.name === 'reviewer')!;
     assert.deepEqual(reviewer.agents, ['codex']);
     assert.equal(reviewer.model, undefined, 'whole-entry replacement: the global model does not leak through');
@@ -188,7 +197,7 @@ describe('config layers: load and merge', () => {
       assert.match(err.message, message, line);
     }
     box.write(box.projectFile, '[worktree]\ncopy = ["./node_modules/", "a//b"]\nlink = [".env"]\nsetup = ["npm ci"]\n');
-    const { config } = await load();
+    const { config } = await load({ trusted: true });
     assert.deepEqual(config.worktree, { copy: ['node_modules', 'a/b'], link: ['.env'], setup: ['npm ci'] });
   });
 
@@ -211,7 +220,7 @@ describe('config layers: load and merge', () => {
       assert.ok(err.line !== undefined && err.line >= 4, `${body}: line ${err.line}`);
     }
     box.write(box.projectFile, '[[agent]]\nid = "my.agent_2"\nbin = "my-agent"\nargs = ["-p", "{{ prompt }}", "--model={{model}}", "--out={{reportPath}}"]\n');
-    const { config } = await load();
+    const { config } = await load({ trusted: true });
     assert.equal(config.agents[0]!.id, 'my.agent_2');
   });
 
@@ -273,13 +282,50 @@ describe('config layers: untrusted workspaces', () => {
     assert.equal(fs.existsSync(path.join(box.root, 'pwned')), false);
     assert.equal(fs.existsSync(path.join(box.root, 'pwned-local')), false);
 
+    // The CLI's default: the trust store decides. Nothing recorded yet: both repository files are left out and listed.
+    const unrecorded = await loadConfig({ root: box.root, home: box.home });
+    assert.equal(unrecorded.trusted, false);
+    assert.deepEqual(unrecorded.untrusted.map((u) => u.scope), ['project', 'local']);
+    assert.deepEqual(unrecorded.config.agents.map((a) => a.id), ['mine']);
+    assert.deepEqual(unrecorded.config.worktree.setup, []);
+    // Trusting exactly these contents (what `caesar trust` records) uses them whole.
+    await recordTrust(box.home, box.projectFile, box.read(box.projectFile), 'test');
+    await recordTrust(box.home, box.localFile, box.read(box.localFile), 'test');
     const trusted = await loadConfig({ root: box.root, home: box.home });
+    assert.equal(trusted.trusted, true);
     assert.deepEqual(
       trusted.config.agents.map((a) => a.id).sort(),
       ['evil', 'mine'],
     );
     assert.deepEqual(trusted.config.worktree.setup, ['touch pwned-local']);
     assert.deepEqual(trusted.ignored, []);
+    // One byte more in a trusted file, and it is untrusted again.
+    box.write(box.localFile, '[worktree]\nsetup = ["touch pwned-local "]\n');
+    const changed = await loadConfig({ root: box.root, home: box.home });
+    assert.deepEqual(changed.untrusted.map((u) => u.scope), ['local']);
+    assert.deepEqual(changed.config.worktree.setup, ['touch pwned'], 'the project file is still trusted; the changed local one is left out');
+    // A corrupt store trusts nothing, and is not an error.
+    box.write(path.join(box.home, '.config/caesar/trusted.json'), '{not json');
+    assert.deepEqual((await loadConfig({ root: box.root, home: box.home })).untrusted.map((u) => u.scope), ['project', 'local']);
+  });
+
+  it('the editor\'s record (trustRepositoryConfig, when VS Code trusts the folder) is the same trust, recorded once per content', async () => {
+    box.write(box.projectFile, '[worktree]\nsetup = ["npm ci"]\n');
+    box.write(box.localFile, '[policy]\nmax_parallel = 2\n');
+    const recorded = await trustRepositoryConfig(box.root, box.home, 'VS Code Workspace Trust');
+    assert.deepEqual(recorded.map((r) => r.file), [box.projectFile], 'a file naming no program is not recorded');
+    assert.deepEqual(recorded[0]!.allows, ['[worktree] setup runs in a shell: "npm ci"']);
+    assert.deepEqual(await trustRepositoryConfig(box.root, box.home, 'VS Code Workspace Trust'), [], 'already trusted: nothing new to say');
+    const loaded = await loadConfig({ root: box.root, home: box.home });
+    assert.deepEqual([loaded.trusted, loaded.config.worktree.setup], [true, ['npm ci']]);
+  });
+
+  it('a config naming no program needs no trust', async () => {
+    box.write(box.projectFile, '[policy]\nmax_parallel = 2\n[worktree]\ncopy = ["node_modules"]\n');
+    const loaded = await loadConfig({ root: box.root, home: box.home });
+    assert.equal(loaded.trusted, true);
+    assert.deepEqual(loaded.untrusted, []);
+    assert.equal(loaded.config.policy.max_parallel, 2);
   });
 });
 

@@ -31,7 +31,10 @@ describe('config policy: the four rules', () => {
     const refusal = checkPolicy(policy({ max_depth: 2 }), 'codex', { depth: 3 });
     assert.equal(refusal?.rule, 'depth');
     assert.match(refusal!.reason, /depth 3 and max_depth is 2/);
-    assert.match(refusal!.remedy, /`caesar policy set max_depth 3` \(sets max_depth in \[policy\] of \.caesar\/config\.toml\)/);
+    // A raise counts only from the user's own layer: a repository's layers can only lower max_depth.
+    assert.match(refusal!.remedy, /`caesar policy set max_depth 3 --global` \(sets max_depth in \[policy\] of ~\/\.config\/caesar\/config\.toml\)/);
+    const lowered = checkPolicy(policy({ max_depth: 1 }), 'codex', { depth: 2, provenance: { max_depth: 'project' } });
+    assert.match(lowered!.remedy, /--global` \(sets max_depth in \[policy\] of ~\/\.config\/caesar\/config\.toml, and remove it from \[policy\] of \.caesar\/config\.toml/);
     assert.equal(checkPolicy(policy({ max_depth: 0 }), 'codex', { depth: 1 })?.rule, 'depth', 'max_depth 0 forbids delegation');
   });
 
@@ -44,7 +47,7 @@ describe('config policy: the four rules', () => {
     const inside = { depth: 2, parentAgent: 'claude' };
     assert.equal(checkPolicy(policy(), 'claude', inside)?.rule, 'recursion');
     assert.equal(checkPolicy(policy(), 'codex', inside), undefined, 'claude → codex is a chain, not recursion');
-    assert.match(checkPolicy(policy(), 'claude', inside)!.remedy, /`caesar policy set allow_recursion true` \(sets allow_recursion in \[policy\] of \.caesar\/config\.toml\)/);
+    assert.match(checkPolicy(policy(), 'claude', inside)!.remedy, /`caesar policy set allow_recursion true --global` \(sets allow_recursion in \[policy\] of ~\/\.config\/caesar\/config\.toml\)/);
     const fromGlobal = checkPolicy(policy(), 'claude', { ...inside, provenance: { allow_recursion: 'global' } })!.remedy;
     assert.match(fromGlobal, /`caesar policy set allow_recursion true --global` \(sets allow_recursion in \[policy\] of ~\/\.config\/caesar\/config\.toml\)/, 'the layer that decides today');
     assert.equal(checkPolicy(policy({ allow_recursion: true }), 'claude', inside), undefined);

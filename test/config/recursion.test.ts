@@ -98,8 +98,15 @@ describe('config: recursion decided by depth, not by name (real caesar run)', fu
     const self = await cli(repo, bin, ['run', 'Myself again', '--agent', 'claude'], { CAESAR_DEPTH: '1', CAESAR_AGENT: 'claude', CAESAR_TASK_ID: 't_parent' });
     assert.equal(self.code, 2, self.stderr);
     assert.match(self.stderr, /delegate to itself.*allow_recursion = false/);
+    // Allowing recursion is the user's choice (their global layer, under a private HOME here): a repository's
+    // config can only tighten the policy, so the same line in .caesar/config.toml changes nothing.
     writeFileSync(path.join(repo, '.caesar', 'config.toml'), '[policy]\nallow_recursion = true\n');
-    const allowed = await cli(repo, bin, ['run', 'Myself again', '--agent', 'claude', '--json'], { CAESAR_DEPTH: '1', CAESAR_AGENT: 'claude', CAESAR_TASK_ID: 't_parent' });
+    const fromRepository = await cli(repo, bin, ['run', 'Myself again', '--agent', 'claude'], { CAESAR_DEPTH: '1', CAESAR_AGENT: 'claude', CAESAR_TASK_ID: 't_parent' });
+    assert.equal(fromRepository.code, 2, fromRepository.stderr);
+    const home = mkdtempSync(path.join(tmpdir(), 'caesar-recursion-home-'));
+    mkdirSync(path.join(home, '.config', 'caesar'), { recursive: true });
+    writeFileSync(path.join(home, '.config', 'caesar', 'config.toml'), '[policy]\nallow_recursion = true\n');
+    const allowed = await cli(repo, bin, ['run', 'Myself again', '--agent', 'claude', '--json'], { HOME: home, CAESAR_DEPTH: '1', CAESAR_AGENT: 'claude', CAESAR_TASK_ID: 't_parent' });
     assert.equal(allowed.code, 0, allowed.stderr);
   });
 });

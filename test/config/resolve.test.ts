@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AgentAdapter, AgentCapabilities } from '../../src/agents/types';
-import { loadConfig } from '../../src/config';
+import { loadConfig, recordTrust } from '../../src/config';
 import { catalogueFromAdapters, defaultAgentCatalogue, findProgram, probeVersion, type AgentCatalogue } from '../../src/engine/resolve/agent-catalogue';
 import { DelegationRefusedError, resolveDelegation, type DelegationRequest } from '../../src/engine/resolve/resolve';
 import { fakeProgram, rejects, sandbox, type Sandbox } from './helpers';
@@ -163,7 +163,8 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
     assert.match(fromPolicy.message, /inherited from the policy default/);
     assert.deepEqual(fs.readdirSync(path.join(box.root, '.caesar')), before, 'no task directory');
     assert.equal((await resolve({ agent: 'gemini', mode: 'read-only' })).launch.isolation, 'inplace', 'read-only in place is fine');
-    box.write(box.localFile, '[policy]\nallow_inplace_write = true\n');
+    // Only the user's own layer can allow it: a repository's layers can only tighten (test/reliability/repository-config).
+    box.write(box.globalFile, '[policy]\nallow_inplace_write = true\n');
     const allowed = (await resolve({ agent: 'gemini' })).launch;
     assert.equal(allowed.isolation, 'inplace');
     assert.equal(allowed.allow_inplace_write, true);
@@ -186,7 +187,7 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
       assert.equal(auto.code, 'inplace-write');
       assert.match(auto.message, /no worktree is possible here \(.* is not inside a git repository\)/);
       assert.match(auto.message, /allow_inplace_write = false, from the built-in default/);
-      assert.match(auto.message, /`caesar policy set allow_inplace_write true` \(sets allow_inplace_write in \[policy\] of \.caesar\/config\.toml\)/);
+      assert.match(auto.message, /`caesar policy set allow_inplace_write true --global` \(sets allow_inplace_write in \[policy\] of ~\/\.config\/caesar\/config\.toml\)/);
       assert.match(auto.message, /git init/);
       assert.equal((await refusedIn(bare, { isolation: 'inplace' })).code, 'inplace-write');
       assert.equal((await refusedIn(noCommit, {})).code, 'inplace-write', 'a repository without a commit has no worktree either');
@@ -196,9 +197,12 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
       assert.equal(fs.existsSync(path.join(bare.root, '.caesar')), false, 'a refusal leaves no task directory');
 
       assert.equal((await resolveIn(bare, { mode: 'read-only' })).launch.isolation, 'auto', 'reading in place is fine');
-      bare.write(bare.localFile, '[policy]\nallow_inplace_write = false\n');
-      assert.match((await refusedIn(bare, {})).message, /`caesar policy set allow_inplace_write true --local` \(sets allow_inplace_write in \[policy\] of \.caesar\/config\.local\.toml\)/);
+      // A repository layer cannot allow it (it can only tighten): the remedy names the user's own layer.
       bare.write(bare.localFile, '[policy]\nallow_inplace_write = true\n');
+      const fromLocal = await refusedIn(bare, {});
+      assert.equal(fromLocal.code, 'inplace-write');
+      assert.match(fromLocal.message, /`caesar policy set allow_inplace_write true --global` \(sets allow_inplace_write in \[policy\] of ~\/\.config\/caesar\/config\.toml\)/);
+      bare.write(bare.globalFile, '[policy]\nallow_inplace_write = true\n');
       const allowed = (await resolveIn(bare, {})).launch;
       assert.deepEqual([allowed.isolation, allowed.allow_inplace_write], ['auto', true]);
     } finally {
@@ -245,6 +249,7 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
 
   it('carries the [worktree] settings, max_parallel and a template agent definition into the launch', async () => {
     box.write(box.projectFile, '[policy]\nmax_parallel = 2\n[worktree]\ncopy = ["node_modules"]\nsetup = ["npm ci"]\n[[agent]]\nid = "gemini"\nbin = "fake-gemini"\nargs = ["-p", "{{prompt}}"]\n');
+    await recordTrust(box.home, box.projectFile, box.read(box.projectFile), 'test');
     const { launch } = await resolve({ agent: 'gemini' });
     assert.deepEqual(launch.worktree_setup, { copy: ['node_modules'], link: [], setup: ['npm ci'] });
     assert.equal(launch.max_parallel, 2);

@@ -40,12 +40,12 @@ describe('transport and permissions settings', () => {
   }
 
   it('loads [transport] per agent and [policy] permissions, each with the layer it came from', async () => {
-    box.write(box.globalFile, '[transport]\ntalker = "acp"\nplain = "stream"\n[policy]\npermissions = "deny"\n');
-    box.write(box.localFile, '[transport]\nplain = "acp"\n[policy]\npermissions = "allow-in-worktree"\n');
+    box.write(box.globalFile, '[transport]\ntalker = "acp"\nplain = "stream"\n[policy]\npermissions = "allow-in-worktree"\n');
+    box.write(box.localFile, '[transport]\nplain = "acp"\n[policy]\npermissions = "deny"\n');
     const loaded = await loadConfig({ root: box.root, home: box.home });
     assert.deepEqual(loaded.config.transports, { talker: 'acp', plain: 'acp' });
     assert.deepEqual(loaded.provenance.transports, { talker: 'global', plain: 'local' });
-    assert.equal(loaded.config.policy.permissions, 'allow-in-worktree');
+    assert.equal(loaded.config.policy.permissions, 'deny', 'a repository layer may make permissions stricter');
     assert.equal(loaded.provenance.policy.permissions, 'local');
     const defaults = await loadConfig({ home: path.join(box.home, 'elsewhere') });
     assert.deepEqual([defaults.config.policy.permissions, defaults.provenance.policy.permissions, defaults.config.transports], ['ask', 'default', {}]);

@@ -79,7 +79,7 @@ describe('config writers', () => {
     assert.ok(box.read(box.projectFile).startsWith('# roles of the team\n'));
     assert.ok(await rejects(removeRole(box.projectFile, 'fixer')) instanceof ConfigEditError);
     await upsertAgentEntry(box.projectFile, { id: 'mine', bin: 'mine', args: ['{{prompt}}'] });
-    assert.deepEqual((await loadConfig({ root: box.root, home: box.home })).config.agents, [{ id: 'mine', bin: 'mine', args: ['{{prompt}}'] }]);
+    assert.deepEqual((await loadConfig({ root: box.root, home: box.home, trusted: true })).config.agents, [{ id: 'mine', bin: 'mine', args: ['{{prompt}}'] }]);
     const invalid = await rejects(upsertAgentEntry(box.projectFile, { id: 'bad', bin: 'b', args: ['{{promt}}'] }));
     assert.ok(invalid instanceof ConfigError);
   });

@@ -29,7 +29,7 @@ describe('engine/tasks: the use cases front ends call', function () {
     const repo = repoWithRelativeAgent();
     assert.notEqual(process.cwd(), repo, 'the relative bin must be resolved from the root, not from here');
     const parent = 't_0123456789abcdef0123456789abcdef';
-    const delegated = await delegateTask(repo, { objective: 'do it', agent: 'local', isolation: 'worktree' }, { env: { ...process.env, CAESAR_TASK_ID: parent, CAESAR_DEPTH: '1' } });
+    const delegated = await delegateTask(repo, { objective: 'do it', agent: 'local', isolation: 'worktree' }, { env: { ...process.env, CAESAR_TASK_ID: parent, CAESAR_DEPTH: '1' }, trusted: true });
     assert.equal(delegated.launch.agent, 'local');
     assert.equal(delegated.launch.depth, 2);
     assert.equal(delegated.launch.parent_task_id, parent);
@@ -42,7 +42,7 @@ describe('engine/tasks: the use cases front ends call', function () {
 
   it('the doctor view of agents uses the same catalogue: the relative agent is installed, found under the root', async () => {
     const repo = repoWithRelativeAgent();
-    const loaded = await loadConfig({ root: repo });
+    const loaded = await loadConfig({ root: repo, trusted: true });
     const statuses = await agentStatuses(loaded, agentCatalogue(loaded, { root: repo }));
     const local = statuses.find((s) => s.id === 'local')!;
     assert.equal(local.installed, true);
@@ -55,7 +55,7 @@ describe('engine/tasks: the use cases front ends call', function () {
   it('pickForRole and listRoles walk the role\'s agents like delegation does, with the reason of each skip', async () => {
     const repo = repoWithRelativeAgent();
     writeFileSync(path.join(repo, '.caesar/config.toml'), `${readFileSync(path.join(repo, '.caesar/config.toml'), 'utf8')}\n[[role]]\nname = "helper"\nagents = ["nosuch", "local"]\nmode = "write"\n`);
-    const loaded = await loadConfig({ root: repo });
+    const loaded = await loadConfig({ root: repo, trusted: true });
     const catalogue = agentCatalogue(loaded, { root: repo });
     const pick = await pickForRole(loaded, catalogue, loaded.config.roles.find((r) => r.name === 'helper')!);
     assert.equal(pick.agent, 'local');
@@ -66,7 +66,7 @@ describe('engine/tasks: the use cases front ends call', function () {
 
   it('refusals, a broken configuration included, are DelegationRefusedError and leave no task directory', async () => {
     const repo = makeRepo();
-    await assert.rejects(delegateTask(repo, { objective: 'x', agent: 'nosuch' }), (err: unknown) => err instanceof DelegationRefusedError && err.code === 'unknown-agent');
+    await assert.rejects(delegateTask(repo, { objective: 'x', agent: 'nosuch' }, { trusted: true }), (err: unknown) => err instanceof DelegationRefusedError && err.code === 'unknown-agent');
     mkdirSync(path.join(repo, '.caesar'), { recursive: true });
     writeFileSync(path.join(repo, '.caesar/config.toml'), '[policy\n');
     await assert.rejects(delegateTask(repo, { objective: 'x', agent: 'demo' }), (err: unknown) => err instanceof DelegationRefusedError && err.code === 'config');

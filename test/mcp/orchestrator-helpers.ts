@@ -1,11 +1,20 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { recordTrust } from '../../src/config/trust';
 import { FIXTURE_AGENT, buildCli, makeRepo } from '../engine/runtime/helpers';
 
-/** A temp git repository whose .caesar/config.toml declares the test fixture agent as `[[agent]] fixture`. */
+/** The private HOME of each fixture repository, whose trust store trusts the repository's config (see serve()). */
+const trustingHomes = new Map<string, string>();
+
+/**
+ * A temp git repository whose .caesar/config.toml declares the test fixture agent as `[[agent]] fixture`. A config
+ * naming a program is used only once trusted (src/config/trust.ts): the repository gets a private HOME, and serve()
+ * records the config there as trusted (as `caesar trust` would) before starting the server with that HOME.
+ */
 export function makeFixtureRepo(extraToml = ''): string {
   const repo = makeRepo();
   mkdirSync(path.join(repo, '.caesar'), { recursive: true });
@@ -13,6 +22,7 @@ export function makeFixtureRepo(extraToml = ''): string {
     path.join(repo, '.caesar/config.toml'),
     `[[agent]]\nid = "fixture"\nbin = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(FIXTURE_AGENT)}, "--objective={{prompt}}"]\n${extraToml}`,
   );
+  trustingHomes.set(repo, realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-mcp-home-'))));
   return repo;
 }
 
@@ -29,7 +39,12 @@ export interface Served {
  */
 export async function serve(root: string, options: { env?: NodeJS.ProcessEnv; capabilities?: ClientCapabilities; setup?: (client: Client) => void } = {}): Promise<Served> {
   const cli = await buildCli();
-  const env = { ...process.env, CAESAR_KILL_GRACE_MS: '500', ...options.env } as Record<string, string>;
+  const home = trustingHomes.get(root);
+  if (home) {
+    const file = path.join(root, '.caesar/config.toml');
+    await recordTrust(home, file, readFileSync(file, 'utf8'), 'test');
+  }
+  const env = { ...process.env, CAESAR_KILL_GRACE_MS: '500', ...(home ? { HOME: home } : {}), ...options.env } as Record<string, string>;
   const transport = new StdioClientTransport({ command: process.execPath, args: [cli, 'mcp', 'serve', '--root', root], env, stderr: 'pipe', cwd: root });
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -39,6 +39,8 @@ export function registerAgents(program: Command, io: CliIo): void {
           const over = transport.origin === 'default' ? '' : ` transport ${transport.value} (${transport.origin})`;
           ctx.io.out(`${a.id.padEnd(12)} ${a.installed ? 'installed' : 'not found'}  ${a.allowed ? 'allowed' : `refused (${a.refusal!.rule})`}${model}${over}`);
         }
+        // The list is without the programs of an untrusted repository file: say so rather than let it pass as whole.
+        for (const u of loaded.untrusted) ctx.io.err(`note: ${u.file} names programs and is not trusted, so its agents are not listed (caesar trust --show).`);
       }),
     );
 

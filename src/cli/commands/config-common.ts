@@ -10,6 +10,7 @@ import {
   type LayerName,
   type LoadedConfig,
   type Origin,
+  type PolicyKey,
   type WriteResult,
 } from '../../config';
 import { agentCatalogue, DelegationRefusedError, type AgentCatalogue } from '../../engine/tasks';
@@ -142,6 +143,16 @@ export async function editList(io: CliIo, opts: CommonOptions, list: 'allowed' |
   }
   const result = await setPolicyValue(target.file, list, next);
   notices.push(...(await shadowNotices(ctx, scope, (l) => l.provenance.policy[list], `[policy] ${list}`)));
+  const globalCommand = list === 'denied' ? `caesar agents ${op === 'add' ? 'disable' : 'enable'} ${id} --global` : `caesar policy allow ${id} --global`;
+  notices.push(...(await loosenedNotices(ctx, scope, list, globalCommand)));
   const verb = list === 'denied' ? (op === 'add' ? `Disabled ${id}` : `Enabled ${id}`) : op === 'add' ? `Allowed ${id}` : `Removed ${id} from the allowed list`;
   reportWrite(ctx, result, `${verb} in the ${scope} layer`, notices);
+}
+
+/** A loosening written to a repository layer is ignored there (src/config/tighten.ts): say so, and where it counts. */
+export async function loosenedNotices(ctx: Context, scope: LayerName, key: PolicyKey, globalCommand: string): Promise<string[]> {
+  if (scope === 'global') return [];
+  const after = await load(ctx);
+  if (!after.notes.some((n) => n.key === key && n.scope === scope)) return [];
+  return [`This has no effect in the ${scope} layer: a repository's config can only tighten your policy, never loosen it. To loosen it for yourself: ${globalCommand}.`];
 }

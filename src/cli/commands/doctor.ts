@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DEFAULT_TRANSPORT, type LoadedConfig } from '../../config';
+import { DEFAULT_TRANSPORT, describePrograms, trustCommand, type LoadedConfig } from '../../config';
 import { agentStatuses, type AgentCatalogue } from '../../engine/tasks';
 import { printJson, type CliIo } from '../io';
 import { hasAcpProbe, probeAcp, type AcpSupport } from './doctor-acp';
@@ -31,12 +31,27 @@ export function registerDoctor(program: Command, io: CliIo): void {
         const missing = agents.filter((a) => !a.installed).map((a) => a.id);
         const denied = agents.filter((a) => a.refusal).map((a) => ({ id: a.id, ...a.refusal! }));
         const layers = loaded.layers.map((l) => ({ scope: l.scope, file: l.file }));
+        // An untrusted repository file was loaded without its programs: nothing below ran anything it names.
+        const untrusted = loaded.untrusted.map((u) => ({ scope: u.scope, file: u.file, sha256: u.sha256, would_allow: describePrograms(u.programs) }));
+        const policyNotes = loaded.notes.map((n) => n.message);
         if (ctx.json) {
-          printJson(ctx.io, { root: ctx.root, layers, agents, missing, denied });
+          printJson(ctx.io, { root: ctx.root, layers, agents, missing, denied, untrusted, policy_notes: policyNotes, ignored: loaded.ignored });
           return;
         }
         ctx.io.out(`caesar root: ${ctx.root}`);
         ctx.io.out(`config files: ${layers.length ? layers.map((l) => `${l.file} (${l.scope})`).join(', ') : 'none (built-in defaults)'}`);
+        if (untrusted.length) {
+          ctx.io.out('\nNot trusted, so not used (nothing it names was run):');
+          for (const u of untrusted) {
+            ctx.io.out(`  ${u.file} (sha256 ${u.sha256}) would allow:`);
+            for (const line of u.would_allow) ctx.io.out(`    - ${line}`);
+          }
+          ctx.io.out(`  To trust it after reading it: ${trustCommand(ctx.root)}\n`);
+        }
+        if (policyNotes.length) {
+          ctx.io.out('The repository asks to loosen your policy (ignored: it can only tighten):');
+          for (const note of policyNotes) ctx.io.out(`  - ${note}`);
+        }
         for (const agent of agents) {
           const state = agent.installed ? `found${agent.version ? `, ${agent.version}` : ''}` : 'not found';
           const policy = agent.refusal ? `refused: ${agent.refusal.reason}` : 'allowed';

@@ -8,6 +8,7 @@ import {
   POLICY_TOML_KEY,
   formatConfigDuration,
   layerFiles,
+  trustRepositoryConfig,
   writeLayer,
   writeFileAtomic,
   type PolicyKey,
@@ -91,6 +92,7 @@ async function initProject(ctx: Context, force: boolean): Promise<void> {
   const written: string[] = [];
   const warnings: string[] = [];
   const refreshed = (await exists(configFile)) && !force;
+  let trusted: string[] = [];
 
   const gitRoot = await gitToplevel(ctx.root);
   let worktree: { copy: string[]; setup: string[]; marker?: string } | undefined;
@@ -100,6 +102,9 @@ async function initProject(ctx: Context, force: boolean): Promise<void> {
     const data = worktree ? { worktree: { copy: worktree.copy, setup: worktree.setup } } : {};
     await writeLayer(configFile, data, worktree ? `${PROJECT_HEADER}\n` : PROJECT_HEADER);
     written.push(configFile);
+    // The setup commands are caesar's own detection, written at the user's request: the file is trusted as written,
+    // so the next `caesar run` needs no `caesar trust` (any later change to it asks, as for any other file).
+    if (worktree?.setup.length) trusted = (await trustRepositoryConfig(ctx.root, ctx.home, 'caesar init')).map((r) => r.file);
   }
 
   for (const role of DEFAULT_ROLES) {
@@ -114,13 +119,14 @@ async function initProject(ctx: Context, force: boolean): Promise<void> {
   else warnings.push(`${ctx.root} is not inside a git repository: worktree isolation is unavailable and changes cannot be verified by git. Run git init and commit once.`);
 
   if (ctx.json) {
-    printJson(ctx.io, { root: ctx.root, refreshed, written, gitignore_added: gitignoreAdded, worktree: worktree ?? null, warnings });
+    printJson(ctx.io, { root: ctx.root, refreshed, written, trusted, gitignore_added: gitignoreAdded, worktree: worktree ?? null, warnings });
     return;
   }
   ctx.io.out(refreshed ? `caesar is already set up in ${ctx.root}; refreshed what was missing (use --force to rewrite the config and prompts).` : `caesar is set up in ${ctx.root}.`);
   for (const file of written) ctx.io.out(`  wrote ${path.relative(ctx.root, file) || file}`);
   if (gitignoreAdded.length) ctx.io.out(`  .gitignore: added ${gitignoreAdded.join(', ')}`);
   if (worktree) ctx.io.out(`  [worktree] detected${worktree.marker ? ` from ${worktree.marker}` : ''}: copy ${JSON.stringify(worktree.copy)}, setup ${JSON.stringify(worktree.setup)}`);
+  if (trusted.length) ctx.io.out(`  trusted ${trusted.map((f) => path.relative(ctx.root, f)).join(', ')} as written, for its setup commands (caesar trust --show; any change asks again)`);
   for (const warning of warnings) ctx.io.err(`warning: ${warning}`);
 }
 

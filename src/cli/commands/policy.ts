@@ -19,6 +19,7 @@ import {
   reportWrite,
   shadowNotices,
   editList,
+  loosenedNotices,
 } from './config-common';
 
 /** `caesar policy show|allow|deny|set`. */
@@ -40,11 +41,13 @@ export function registerPolicy(program: Command, io: CliIo): void {
             origin: loaded.provenance.policy[key],
           };
         });
+        const notes = loaded.notes.map((n) => n.message);
         if (ctx.json) {
-          printJson(ctx.io, { policy: fields, files: loaded.files });
+          printJson(ctx.io, { policy: fields, files: loaded.files, notes });
           return;
         }
         for (const f of fields) ctx.io.out(`${f.key.padEnd(20)} ${JSON.stringify(f.value).padEnd(24)} (${f.origin})`);
+        for (const note of notes) ctx.io.err(`note: ${note}`);
       }),
     );
 
@@ -74,5 +77,7 @@ async function setPolicy(io: CliIo, opts: CommonOptions, key: string, text: stri
   const result = await setPolicyValue(target.file, key, value);
   const policyKey = (Object.keys(POLICY_TOML_KEY) as PolicyKey[]).find((k) => POLICY_TOML_KEY[k] === key)!;
   const notices = await shadowNotices(ctx, scope, (l) => l.provenance.policy[policyKey], `[policy] ${key}`, (flag) => `caesar policy set ${key} ${text}${flag}`);
+  notices.push(...(await loosenedNotices(ctx, scope, policyKey, `caesar policy set ${key} ${text} --global`)));
   reportWrite(ctx, result, `${key} = ${JSON.stringify(value)} in the ${scope} layer`, notices);
 }
+

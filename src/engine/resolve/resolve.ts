@@ -95,7 +95,8 @@ export type RefusalCode =
   | 'no-worktree'
   | 'role-prompt'
   | 'transport'
-  | 'config';
+  | 'config'
+  | 'untrusted';
 
 /**
  * The delegation cannot happen as asked. Raised before anything is written, so a refusal never leaves a task
@@ -140,7 +141,7 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
   const parentTaskId = parentTaskOf(options.env ?? process.env);
   // Recursion is decided from the environment every task's agent gets ($CAESAR_DEPTH, $CAESAR_AGENT), never by name.
   const parentAgent = delegatingAgent(options.env ?? process.env);
-  const policyCheck = { provenance: provenance.policy, ...(parentAgent ? { parentAgent } : {}) };
+  const policyCheck = { provenance: provenance.policy, ...(provenance.deniedBy ? { deniedBy: provenance.deniedBy } : {}), ...(parentAgent ? { parentAgent } : {}) };
   let agent: string;
   let skipped: SkippedAgent[] = [];
   if (request.agent) {

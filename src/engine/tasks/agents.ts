@@ -39,7 +39,7 @@ export async function agentStatuses(loaded: LoadedConfig, catalogue: AgentCatalo
   return Promise.all(
     catalogue.ids().map(async (id) => {
       const installed = await catalogue.isInstalled(id);
-      const refusal = checkPolicy(loaded.config.policy, id, { provenance: loaded.provenance.policy });
+      const refusal = checkPolicy(loaded.config.policy, id, { provenance: loaded.provenance.policy, ...(loaded.provenance.deniedBy ? { deniedBy: loaded.provenance.deniedBy } : {}) });
       const status: AgentStatus = {
         id,
         display_name: catalogue.displayName(id),
@@ -68,7 +68,7 @@ export function pickForRole(loaded: LoadedConfig, catalogue: AgentCatalogue, rol
     unusable: async (id) => {
       if (!catalogue.capabilities(id)) return 'unknown agent';
       if (!(await catalogue.isInstalled(id))) return 'not installed';
-      return checkPolicy(loaded.config.policy, id, { provenance: loaded.provenance.policy })?.reason;
+      return checkPolicy(loaded.config.policy, id, { provenance: loaded.provenance.policy, ...(loaded.provenance.deniedBy ? { deniedBy: loaded.provenance.deniedBy } : {}) })?.reason;
     },
   });
 }

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { loadConfig, type LoadedConfig } from '../../config';
+import { loadConfig, untrustedMessage, type LoadedConfig } from '../../config';
 import { delegate, type DelegateOptions } from '../launch/delegate';
 import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft } from '../resolve/resolve';
 import type { SkippedAgent } from '../../config';
@@ -15,7 +15,11 @@ export interface DelegateTaskOptions {
   supervisorEnv?: NodeJS.ProcessEnv;
   /** The CLI bundle the supervisor runs from (default: see delegate()). */
   cliScript?: string;
-  /** false in an untrusted workspace: the repository's config may not name programs. */
+  /**
+   * Who vouches for the repository's config (see LoadOptions.trusted): unset = the user's trust store (the CLI, the
+   * MCP server: an untrusted file naming programs refuses the delegation); false = an untrusted workspace (its
+   * programs are left out); true = the editor's Workspace Trust, which records the same trust.
+   */
   trusted?: boolean;
   /** Set on the launch after resolution (Continue with Feedback: the commit to start from and the task continued). */
   launch?: Pick<LaunchDraft, 'base_commit' | 'parent_task_id'>;
@@ -49,6 +53,9 @@ export async function delegateTask(root: string, request: DelegateTaskRequest, o
   } catch (err) {
     throw new DelegationRefusedError('config', (err as Error).message);
   }
+  // Programs named by a repository file the user has not trusted never run, and neither does the rest of the task:
+  // without them it would not be the task that configuration describes.
+  if (loaded.untrusted.length) throw new DelegationRefusedError('untrusted', untrustedMessage(loaded.untrusted, absoluteRoot));
   const catalogue = agentCatalogue(loaded, { env, root: absoluteRoot });
   const workspace = path.resolve(request.workspace ?? absoluteRoot);
   const resolution = await resolveDelegation({ ...request, workspace }, { loaded, catalogue, root: absoluteRoot, env });

@@ -35,7 +35,8 @@ export async function loadDelegateChoices(root: string, trusted: boolean, env: N
   return {
     targets: [...roles.map((r) => roleChoice(r, byId)), ...agents.map(agentChoice)],
     defaults: { mode: policy.default_mode, isolation: policy.default_isolation, network: policy.default_network },
-    ignored: loaded.ignored,
+    // What was left out, and the loosenings of the user's policy the repository asked for and did not get.
+    ignored: [...loaded.ignored, ...loaded.notes.map((n) => n.message)],
   };
 }
 

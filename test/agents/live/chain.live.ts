@@ -212,14 +212,12 @@ describe('chain: the real claude delegates through caesar (MCP) to the real code
     servers.push(responses);
 
     const repo = makeRepo(path.join(root, 'repo'));
-    // claude is refused by default as possibly the orchestrator itself (allow_recursion = false); a user delegating
-    // to it from a terminal opts in.
-    fs.mkdirSync(path.join(repo, '.caesar'), { recursive: true });
-    fs.writeFileSync(path.join(repo, '.caesar', 'config.toml'), '[policy]\nallow_recursion = true\n');
-
     // One HOME for both CLIs: claude reads ANTHROPIC_* from the environment, codex its CODEX_HOME/config.toml. The
     // environment flows claude → its MCP server → the codex task's supervisor → codex, as it would for a user.
     const home = path.join(root, 'home');
+    // The user opts in to recursion in their own (global) layer: a repository's config can only tighten the policy.
+    fs.mkdirSync(path.join(home, '.config', 'caesar'), { recursive: true });
+    fs.writeFileSync(path.join(home, '.config', 'caesar', 'config.toml'), '[policy]\nallow_recursion = true\n');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...agentEnv('codex', responses.url, home),

@@ -203,3 +203,13 @@ export function runCliScript(cli: string, args: string[], cwd: string, ms: numbe
     });
   });
 }
+
+/**
+ * A private HOME whose trust store trusts `root`'s repository config as it is now, recorded by `caesar trust` through
+ * the CLI bundle `cli` (as a user would): a config naming programs is used only once trusted (src/config/trust.ts).
+ */
+export function trustedHome(cli: string, root: string): string {
+  const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-trusted-home-')));
+  execFileSync(process.execPath, [cli, 'trust', '--root', root], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+  return home;
+}

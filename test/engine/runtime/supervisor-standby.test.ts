@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { delegate } from '../../../src/engine/launch/delegate';
 import { SupervisorStandby, prestartSupervisor, takeStandby } from '../../../src/engine/launch/supervisor-process';
 import { taskPaths } from '../../../src/protocol';
-import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, runCliScript, waitFor, waitForFinished } from './helpers';
+import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, runCliScript, trustedHome, waitFor, waitForFinished } from './helpers';
 
 /*
  * `caesar run` starts its task's supervisor ahead of time (supervisor-process.ts): the CLI's loader spawns a standby
@@ -46,7 +46,7 @@ describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)
     const script = `pwd > where.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
     writeFileSync(path.join(repo, '.caesar', 'config.toml'), `[[agent]]\nid = "writer"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
 
-    const run = await runCliScript(cli, ['run', 'write where.txt', '--agent', 'writer', '--isolation', 'worktree', '--mode', 'write', '--json'], repo, 60_000, env);
+    const run = await runCliScript(cli, ['run', 'write where.txt', '--agent', 'writer', '--isolation', 'worktree', '--mode', 'write', '--json'], repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     const outcome = JSON.parse(run.stdout) as { task_id: string; status: string; diff: { files: Array<{ path: string }> } };
     assert.equal(outcome.status, 'succeeded');

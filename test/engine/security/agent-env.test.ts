@@ -13,7 +13,7 @@ import { resolveDelegation, type DelegationRequest } from '../../../src/engine/r
 import { taskPaths } from '../../../src/protocol';
 import { caesarInSandbox } from '../../cli/sandbox-cli';
 import { fakeProgram, sandbox, type Sandbox } from '../../config/helpers';
-import { FIXTURE_AGENT, buildCli, makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
+import { FIXTURE_AGENT, buildCli, makeRepo, startFixture, trustedHome, waitForFinished } from '../runtime/helpers';
 import { tempDir } from './helpers';
 
 /*
@@ -97,10 +97,11 @@ describe('security: the agent environment and secrets (issue 13.4)', function ()
     writeFileSync(path.join(root, '.caesar/config.toml'), `[[agent]]\nid = "fixture"\nbin = "${process.execPath}"\nargs = ["${FIXTURE_AGENT}", "{{prompt}}"]\n`);
     const envFile = path.join(tempDir('caesar-sec-env-'), 'env.json');
     const secret = canary();
+    const home = trustedHome(cli, root);
     const run = (args: string[]) =>
       spawnSync(process.execPath, [cli, 'run', 'x', '--agent', 'fixture', '--json', ...args], {
         cwd: root,
-        env: { ...process.env, [CANARY_NAME]: secret, CAESAR_KILL_GRACE_MS: '500' },
+        env: { ...process.env, HOME: home, [CANARY_NAME]: secret, CAESAR_KILL_GRACE_MS: '500' },
         encoding: 'utf8',
         timeout: 30_000,
       });

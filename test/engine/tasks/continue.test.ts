@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { TaskSchema, taskPaths } from '../../../src/protocol';
 import {
@@ -60,7 +61,7 @@ echo '{"protocol":"caesar.report/v1","status":"success","summary":"ok"}' > "$CAE
   }
 
   async function firstTask(repo: string): Promise<string> {
-    const first = await delegateTask(repo, { objective: 'write first.txt', agent: 'local', isolation: 'worktree' });
+    const first = await delegateTask(repo, { objective: 'write first.txt', agent: 'local', isolation: 'worktree' }, { trusted: true });
     const done = await waitForFinished(repo, first.id);
     assert.equal(done.state.status, 'succeeded', done.state.error);
     return first.id;
@@ -78,7 +79,7 @@ echo '{"protocol":"caesar.report/v1","status":"success","summary":"ok"}' > "$CAE
       { file: 'first.txt', line: 1, text: 'say "two" here' },
       { file: 'README.md', line: 2, text: 'keep this line\nbut shorter' },
     ];
-    const continued = await continueTask(repo, oldId, 'Now write second.txt', { comments });
+    const continued = await continueTask(repo, oldId, 'Now write second.txt', { comments, trusted: true });
     assert.equal(continued.continued_from, oldId);
     assert.equal(continued.launch.agent, 'local');
     assert.equal(continued.launch.parent_task_id, oldId);
@@ -116,7 +117,7 @@ echo '{"protocol":"caesar.report/v1","status":"success","summary":"ok"}' > "$CAE
     await assert.rejects(continueTask(repo, 't_00000000000000000000000000000000', 'x'), (err: unknown) => err instanceof RequestError && err.code === 'unknown_task');
     const view = await requireTaskView(repo, oldId);
     await discardTask({ root: repo, state: view.state });
-    await assert.rejects(continueTask(repo, oldId, 'more'), /no longer exists/);
+    await assert.rejects(continueTask(repo, oldId, 'more', { trusted: true }), /no longer exists/);
     assert.equal(tasks(), 0, 'no follow-up branch was created');
   });
 
@@ -133,7 +134,10 @@ echo '{"protocol":"caesar.report/v1","status":"success","summary":"ok"}' > "$CAE
         ],
       }),
     );
-    const r = await cli(repo, ['continue', oldId, 'translate', 'it', '--json']);
+    // The project agent is a program the repository's config names: trusted first, as a user would (private HOME).
+    const env = { ...process.env, HOME: realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-continue-home-'))) };
+    assert.equal((await cli(repo, ['trust'], { env })).code, 0);
+    const r = await cli(repo, ['continue', oldId, 'translate', 'it', '--json'], { env });
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout) as { task_id: string; continued_from: string; base_commit: string; comments: number };
     assert.equal(out.continued_from, oldId);

@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from '../../../protocol/zod';
-import { loadConfig } from '../../../config';
+import { loadConfig, untrustedMessage } from '../../../config';
 import { agentCatalogue, agentStatuses, listRoles } from '../../../engine/tasks';
 import { guarded, ok } from '../results';
 import type { OrchestratorContext } from '../context';
@@ -34,7 +34,9 @@ export function registerCatalogueTools(server: McpServer, ctx: OrchestratorConte
         const loaded = await loadConfig({ root: ctx.root, env: ctx.env });
         const agents = await agentStatuses(loaded, agentCatalogue(loaded, { env: ctx.env, root: ctx.root }));
         const usable = agents.filter((a) => a.installed && a.allowed).map((a) => a.id);
-        return ok({ agents: agents as unknown as Record<string, unknown>[] }, `Usable now: ${usable.join(', ') || 'none'}.`);
+        // An untrusted repository config is left out (and caesar_delegate refuses): say so rather than list as if whole.
+        const untrusted = loaded.untrusted.length ? `\n${untrustedMessage(loaded.untrusted, ctx.root)}` : '';
+        return ok({ agents: agents as unknown as Record<string, unknown>[] }, `Usable now: ${usable.join(', ') || 'none'}.${untrusted}`);
       }),
   );
 
