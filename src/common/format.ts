@@ -59,3 +59,10 @@ export function fileActionIcon(action: string): string {
 export function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
+
+/** A task run as a job: "Slurm job 42 (PENDING: Priority)", the same words in `ps`, watch, the tree and MCP. */
+export function formatJob(job: { id: string; state?: string; reason?: string } | undefined): string | undefined {
+  if (!job) return undefined;
+  const state = job.state ? ` (${job.state}${job.reason ? `: ${job.reason}` : ''})` : '';
+  return `Slurm job ${job.id}${state}`;
+}

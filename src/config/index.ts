@@ -13,3 +13,4 @@ export * from './network';
 export * from './writers';
 export { writeFileAtomic } from '../base/atomic';
 export { locateKey } from './toml-source';
+export * from './launcher';

@@ -9,6 +9,7 @@ import { DEFAULT_ROLES } from './roles';
 import {
   AgentEntrySchema,
   DEFAULT_POLICY,
+  LauncherLayerSchema,
   LayerSchema,
   POLICY_TOML_KEY,
   PolicyLayerSchema,
@@ -17,6 +18,7 @@ import {
   toRoleConfig,
   type AgentEntry,
   type CaesarConfig,
+  type LauncherConfig,
   type Layer,
   type LayerName,
   type Origin,
@@ -117,6 +119,7 @@ const KNOWN_FIELDS: Record<string, readonly string[]> = {
   worktree: Object.keys(WorktreeLayerSchema.shape),
   role: Object.keys(RoleSchema.shape),
   agent: Object.keys(AgentEntrySchema.shape),
+  launcher: Object.keys(LauncherLayerSchema.shape),
 };
 
 export function validateLayer(file: string, text: string, raw: unknown): Layer {
@@ -155,6 +158,7 @@ export interface Provenance {
   /** Per denied agent, the layer that denies it (the repository's layers add to the user's list, never remove). */
   deniedBy?: Record<string, Origin>;
   worktree: Record<keyof WorktreeConfig, Origin>;
+  launcher: Record<keyof LauncherConfig, Origin>;
   roles: Record<string, Origin>;
   agents: Record<string, Origin>;
   models: Record<string, Origin>;
@@ -284,6 +288,11 @@ function withoutPrograms(layer: LoadedLayer, programs: LayerPrograms, why: strin
     }
     data.worktree = worktree;
   }
+  if (data.launcher?.extra_args?.length) {
+    ignored.push(`${layer.file}: [launcher] extra_args ignored: the workspace is not trusted, and they are handed to sbatch.`);
+    const { extra_args: _args, ...rest } = data.launcher;
+    data.launcher = rest;
+  }
   if (data.role?.length) {
     const outside = new Set(programs.promptFiles.map((p) => p.role));
     data.role = data.role.map((role) => {
@@ -303,6 +312,7 @@ function withoutPrograms(layer: LoadedLayer, programs: LayerPrograms, why: strin
 export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): { config: CaesarConfig; provenance: Provenance; notes: PolicyNote[] } {
   const policy: PolicyConfig = { ...DEFAULT_POLICY, allowed: [], denied: [] };
   const worktree: WorktreeConfig = { copy: [], link: [], setup: [] };
+  const launcher: LauncherConfig = { kind: 'local', extra_args: [] };
   const roles = new Map<string, RoleConfig>(DEFAULT_ROLES.map((r) => [r.name, { ...r, agents: [...r.agents] }]));
   const agents = new Map<string, AgentEntry>();
   const models: Record<string, string> = {};
@@ -310,6 +320,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
   const provenance: Provenance = {
     policy: Object.fromEntries(Object.keys(DEFAULT_POLICY).map((k) => [k, 'default'])) as Record<PolicyKey, Origin>,
     worktree: { copy: 'default', link: 'default', setup: 'default', pool: 'default' },
+    launcher: { kind: 'default', partition: 'default', time: 'default', cpus: 'default', mem: 'default', extra_args: 'default' },
     roles: Object.fromEntries(DEFAULT_ROLES.map((r) => [r.name, 'default' as Origin])),
     agents: {},
     models: {},
@@ -340,6 +351,11 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
       worktree.pool = data.worktree.pool;
       provenance.worktree.pool = scope;
     }
+    for (const [key, value] of Object.entries(data.launcher ?? {}) as [keyof LauncherConfig, unknown][]) {
+      if (value === undefined) continue;
+      (launcher as unknown as Record<string, unknown>)[key] = Array.isArray(value) ? [...value] : value;
+      provenance.launcher[key] = scope;
+    }
     for (const role of data.role ?? []) {
       roles.set(role.name, toRoleConfig(role));
       provenance.roles[role.name] = scope;
@@ -359,7 +375,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
   }
   const notes = applyRepositoryPolicy(policy, provenance, asked);
   return {
-    config: { policy, worktree, models, transports, roles: [...roles.values()], agents: [...agents.values()] },
+    config: { policy, worktree, launcher, models, transports, roles: [...roles.values()], agents: [...agents.values()] },
     provenance,
     notes,
   };

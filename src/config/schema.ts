@@ -128,6 +128,19 @@ export const WorktreeLayerSchema = z.strictObject({
   pool: z.number().int().min(0).max(16).optional(),
 });
 
+export const LAUNCHER_KINDS = ['local', 'slurm'] as const;
+export type LauncherKind = (typeof LAUNCHER_KINDS)[number];
+
+/** `[launcher]`: where tasks' supervisors run — locally (the default) or as Slurm jobs, with sbatch's resources. */
+export const LauncherLayerSchema = z.strictObject({
+  kind: z.enum(LAUNCHER_KINDS).optional(),
+  partition: nonEmpty.optional(),
+  time: nonEmpty.optional(),
+  cpus: z.number().int().positive().optional(),
+  mem: nonEmpty.optional(),
+  extra_args: z.array(nonEmpty).optional(),
+});
+
 export const RoleSchema = z.strictObject({
   name: nonEmpty,
   agents: z.array(nonEmpty),
@@ -139,6 +152,8 @@ export const RoleSchema = z.strictObject({
   timeout: duration.optional(),
   system_prompt_file: nonEmpty.optional(),
   model: nonEmpty.optional(),
+  /** Where this role's tasks run (`[launcher]`'s resources apply); unset = the `[launcher]` kind. */
+  launcher: z.enum(LAUNCHER_KINDS).optional(),
 });
 
 export const AgentEntrySchema = z
@@ -165,6 +180,7 @@ export const LayerSchema = z.strictObject({
   transport: z.record(z.string(), z.enum(TRANSPORTS)).optional(),
   role: z.array(RoleSchema).optional(),
   agent: z.array(AgentEntrySchema).optional(),
+  launcher: LauncherLayerSchema.optional(),
 });
 
 export type PolicyLayer = z.infer<typeof PolicyLayerSchema>;
@@ -182,6 +198,16 @@ export interface RoleConfig {
   timeout_ms?: number;
   system_prompt_file?: string;
   model?: string;
+  launcher?: LauncherKind;
+}
+
+export interface LauncherConfig {
+  kind: LauncherKind;
+  partition?: string;
+  time?: string;
+  cpus?: number;
+  mem?: string;
+  extra_args: string[];
 }
 
 export interface PolicyConfig {
@@ -241,6 +267,7 @@ export interface WorktreeConfig {
 export interface CaesarConfig {
   policy: PolicyConfig;
   worktree: WorktreeConfig;
+  launcher: LauncherConfig;
   models: Record<string, string>;
   /** The transport configured per agent id; an agent not listed uses DEFAULT_TRANSPORT. */
   transports: Record<string, TransportName>;

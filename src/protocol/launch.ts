@@ -19,6 +19,35 @@ export const GenericAgentDefSchema = z.object({
 export type GenericAgentDef = z.infer<typeof GenericAgentDefSchema>;
 
 /**
+ * Where a task's supervisor runs: a detached local process (the default), or a job of a Slurm cluster that runs
+ * `caesar supervise <taskDir>` on a node seeing the same file system. The Slurm fields map to sbatch's options.
+ */
+export const SlurmLauncherSchema = z.object({
+  kind: z.literal('slurm'),
+  partition: z.string().min(1).optional(),
+  /** sbatch --time, e.g. "30" (minutes) or "1:00:00". */
+  time: z.string().min(1).optional(),
+  cpus: z.number().int().positive().optional(),
+  /** sbatch --mem, e.g. "4G". */
+  mem: z.string().min(1).optional(),
+  /** Further sbatch options, each `--name=value` (or a bare `--name`) from an allow-list (src/engine/launch/slurm.ts). */
+  extra_args: z.array(z.string()).default([]),
+});
+export const LauncherSchema = z.discriminatedUnion('kind', [z.object({ kind: z.literal('local') }), SlurmLauncherSchema]);
+export type Launcher = z.infer<typeof LauncherSchema>;
+export type SlurmLauncher = z.infer<typeof SlurmLauncherSchema>;
+
+/** `<taskDir>/launcher.json`: what the job system said when it took the task. Written once by delegate(). */
+export const LauncherRecordSchema = z.object({
+  kind: z.literal('slurm'),
+  job_id: z.string().regex(/^[0-9]+(_[0-9]+)?$/, 'not a Slurm job id'),
+  submitted_at: z.string(),
+  /** The cluster's name when sbatch --parsable printed one ("<id>;<cluster>"). */
+  cluster: z.string().optional(),
+});
+export type LauncherRecord = z.infer<typeof LauncherRecordSchema>;
+
+/**
  * `<taskDir>/launch.json`: the resolved delegation, written once by delegate() before the supervisor starts and never
  * modified afterwards. Everything the supervisor does is decided from this file (plus the repository it points at).
  */
@@ -76,6 +105,8 @@ export const LaunchSpecSchema = z.object({
    * allows them when the task runs in a worktree; `deny` rejects them all. Read-only tasks never allow a write.
    */
   permissions: z.enum(['ask', 'allow-in-worktree', 'deny']).default('ask'),
+  /** Where the supervisor runs (`[launcher]`, a role's `launcher`, or the delegation's): local unless said. */
+  launcher: LauncherSchema.default({ kind: 'local' }),
   created_at: z.string(),
 });
 export type LaunchSpec = z.infer<typeof LaunchSpecSchema>;

@@ -34,7 +34,7 @@ export const TASK_FILES = {
   reportSchema: 'report.schema.json',
   /** Final message written by the agent CLI itself (codex -o). */
   finalMessage: 'final-message.txt',
-  /** The supervisor's own diagnostics (its stderr). */
+  /** The supervisor's own diagnostics (its stderr; as a Slurm job, the job's whole output). */
   supervisorLog: 'supervisor.log',
   /** The resolved delegation, written once by delegate() before the supervisor starts; never modified. */
   launch: 'launch.json',
@@ -48,6 +48,10 @@ export const TASK_FILES = {
   progressDir: 'progress',
   /** Written by the return channel beside report.json when submit_report accepted it: {sha256, submitted_at}. */
   channelReport: 'report.channel.json',
+  /** Written once by delegate() when a job system took the task (Slurm: the job id); absent for a local supervisor. */
+  launcher: 'launcher.json',
+  /** The batch script a job system runs: `caesar supervise <taskDir>`. Written by delegate() before submitting. */
+  jobScript: 'job.sh',
 } as const;
 
 export interface TaskPaths {
@@ -72,6 +76,8 @@ export interface TaskPaths {
   answersDir: string;
   progressDir: string;
   channelReport: string;
+  launcher: string;
+  jobScript: string;
 }
 
 export function tasksDir(root: string): string {
@@ -113,6 +119,8 @@ export function taskPaths(root: string, id: string): TaskPaths {
     answersDir: at(TASK_FILES.answersDir),
     progressDir: at(TASK_FILES.progressDir),
     channelReport: at(TASK_FILES.channelReport),
+    launcher: at(TASK_FILES.launcher),
+    jobScript: at(TASK_FILES.jobScript),
   };
 }
 

@@ -6,10 +6,11 @@ import { IsolationSchema, ModeSchema } from './task';
  * Lifecycle of a task as the orchestrator sees it (independent of the report's own status).
  * pending: directory created, supervisor not yet running the agent (waiting for a slot, preparing the worktree).
  * lost: never written; the store reports it when the supervisor died without concluding (pid gone, state active).
+ * queued: never written; the store reports it while a job system holds a task whose supervisor has not started.
  */
 export const TaskStatusSchema = z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out']);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;
-export type ObservedStatus = TaskStatus | 'lost';
+export type ObservedStatus = TaskStatus | 'lost' | 'queued';
 export const ACTIVE_STATUSES: readonly TaskStatus[] = ['pending', 'running'];
 
 export const ReportSourceSchema = z.enum(['channel', 'schema', 'file', 'extracted', 'synthesized']);

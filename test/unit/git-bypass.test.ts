@@ -22,6 +22,7 @@ const REVIEWED_PROCESS_STARTERS = new Set([
   'src/engine/git/workshop.ts', // `[worktree] setup` commands and `cp -Rc`
   'src/engine/launch/supervisor-process.ts', // node supervisors
   'src/cli/commands/doctor-acp.ts', // an ACP agent's probe
+  'src/engine/cluster/slurm.ts', // sbatch, squeue, scancel, sinfo
 ]);
 
 interface SourceFile {

@@ -14,14 +14,14 @@ import ts from 'typescript';
  * pull zod in).
  *
  * The engine is itself a house of rooms (docs/architecture.md), ranked the same way: store (the task directory on
- * disk) < git < sandbox < process (the agent's process group) < acp < run (a task's supervisor) < resolve | launch
+ * disk, above cluster: the job systems it asks about a task's job) < git < sandbox < process (the agent's process group) < acp < run (a task's supervisor) < resolve | launch
  * < tasks (the use cases). A room imports only lower rooms; only an index may sit directly in src/engine/. The front
  * ends (cli, mcp, extension, bin) reach the engine through its door, engine/tasks (types may come from anywhere):
  * an import of an inner room is refused unless a comment just above it says why ("not through engine/tasks: …").
  * And no import circle anywhere in src/, type-only and dynamic imports included.
  */
 const RANK: Record<string, number> = { base: -1, protocol: 0, common: 0.5, config: 1, agents: 2, engine: 3, mcp: 4, cli: 4, extension: 4, bin: 5 };
-const ENGINE_RANK: Record<string, number> = { store: 0, git: 1, sandbox: 2, process: 3, acp: 4, run: 5, resolve: 6, launch: 6, tasks: 7 };
+const ENGINE_RANK: Record<string, number> = { cluster: -1, store: 0, git: 1, sandbox: 2, process: 3, acp: 4, run: 5, resolve: 6, launch: 6, tasks: 7 };
 const FRONT_ENDS = new Set(['cli', 'mcp', 'extension', 'bin']);
 /** The words a comment above a front end's import of an inner engine room must hold, followed by the reason. */
 const DOOR_EXCUSE = /not through engine\/tasks:\s*\S.{10,}/s;

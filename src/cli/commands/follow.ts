@@ -6,6 +6,7 @@ import { isActive, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore,
 import type { IDisposable as Disposable } from '../../base/disposable';
 import type { ObservedStatus } from '../../protocol';
 import { TaskStatusSchema } from '../../protocol';
+import { formatJob } from '../../common/format';
 import { addCommonOptions, requireTask, splitList, stopSignal, storeFor, type CommonOptions } from '../common';
 import { ago, formatEventLine, formatUsage, shortId, styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
 import { readRegularFileBounded } from '../../base/safe-read';
@@ -13,7 +14,7 @@ import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { waitUntilSettled } from '../settle';
 import { runWatch, type WatchOptions } from '../watch';
 
-const OBSERVED_STATUSES: readonly ObservedStatus[] = [...TaskStatusSchema.options, 'lost'];
+const OBSERVED_STATUSES: readonly ObservedStatus[] = [...TaskStatusSchema.options, 'lost', 'queued'];
 /** What `ps` shows and filters on: the task's status, or what the user did with its work once they applied or discarded it. */
 const REVIEW_OUTCOMES: readonly ReviewOutcome[] = ['applied', 'discarded'];
 const SHOWN_STATUSES: readonly string[] = [...OBSERVED_STATUSES, ...REVIEW_OUTCOMES];
@@ -91,11 +92,12 @@ function reportStatus(t: TaskSummary): string | undefined {
 
 function psRow(t: TaskSummary, now: number, style: Style): string[] {
   const questions = t.pendingQuestions.length && isActive(t.observed) ? ` ?${t.pendingQuestions.length}` : '';
+  const job = t.job && isActive(t.observed) ? style.dim(` ${termSafe(formatJob(t.job) ?? '')}`) : '';
   // A task record may come from a cloned repository: every value it chose is escaped (termSafe) before styling.
   return [
     termSafe(t.id),
     termSafe([t.state.agent, t.state.role].filter(Boolean).join('•')),
-    shownStatus(t, style) + questions,
+    shownStatus(t, style) + questions + job,
     termSafe(reportStatus(t) ?? '-'),
     termSafe(`${t.state.isolation}•${t.state.mode}`),
     ago(t.state.created_at, now),
@@ -145,6 +147,7 @@ function psJson(t: TaskSummary, now: number) {
     ended_at: t.state.ended_at ?? null,
     age_ms: Math.max(0, now - createdAt(t)),
     worktree: t.state.worktree ?? null,
+    job: t.job ?? null,
     pending_questions: t.pendingQuestions.map((q) => ({ id: q.id, question: q.question, options: q.options })),
     usage: t.state.usage ?? t.result?.usage ?? null,
   };

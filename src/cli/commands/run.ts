@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { ISOLATIONS, MODES, NETWORK_REQUESTS, TRANSPORTS, type IsolationRequest, type ModeName, type NetworkRequest, type TransportName } from '../../config';
+import { ISOLATIONS, LAUNCHER_KINDS, MODES, NETWORK_REQUESTS, TRANSPORTS, type IsolationRequest, type LauncherKind, type ModeName, type NetworkRequest, type TransportName } from '../../config';
 import type { ProtocolEvent } from '../../protocol';
 import { DelegationRefusedError, TaskStore, delegateTask, requestCancel, type DelegatedTask, type TaskSummary } from '../../engine/tasks';
 import { describeEvent, formatUsage, shortId, styleFor, termSafe, type Style } from '../format';
@@ -21,6 +21,7 @@ interface RunOptions {
   channel?: boolean;
   env?: string;
   transport?: string;
+  launcher?: string;
   json?: boolean;
   root?: string;
 }
@@ -47,6 +48,7 @@ export function registerRun(program: Command, io: CliIo): void {
     .option('--channel', 'offer the MCP return channel to agents that can load it')
     .option('--env <policy>', "the agent's environment: minimal (PATH, HOME, locale, its own keys, [policy] env_allow) or inherit; never looser than [policy] env")
     .option('--transport <transport>', "stream (the agent's own JSON stream) or acp (Agent Client Protocol: permission requests become questions); default from [transport]")
+    .option('--launcher <kind>', 'where the supervisor runs: local, or slurm (a batch job; [launcher] sets its partition, time, cpus, mem)')
     .option('--json', 'print one JSON object with the outcome, nothing else on stdout')
     .option('--root <dir>', 'the caesar root (default: first ancestor holding .caesar/ or .git/)')
     .action(async (objective: string, agentArgs: string[], opts: RunOptions, command: Command) => {
@@ -94,6 +96,7 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
   const isolation = oneOf<IsolationRequest>('--isolation', opts.isolation, ISOLATIONS);
   const network = oneOf<NetworkRequest>('--network', opts.network, NETWORK_REQUESTS);
   const transport = oneOf<TransportName>('--transport', opts.transport, TRANSPORTS);
+  const launcher = oneOf<LauncherKind>('--launcher', opts.launcher, LAUNCHER_KINDS);
   if (!objective.trim()) throw new UsageError('The objective is empty.');
   const root = resolveRoot(io.cwd, opts.root);
   const workspace = opts.root !== undefined ? root : path.resolve(io.cwd);
@@ -112,6 +115,7 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
         ...(isolation ? { isolation } : {}),
         ...(network ? { network } : {}),
         ...(transport ? { transport } : {}),
+        ...(launcher ? { launcher } : {}),
         ...(opts.model ? { model: opts.model } : {}),
         ...(opts.timeout ? { timeout: opts.timeout } : {}),
         ...(context !== undefined ? { context } : {}),

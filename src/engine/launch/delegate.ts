@@ -4,6 +4,7 @@ import { CAESAR_DIR, assertSafeId, newTaskId, taskPaths, tasksDir } from '../../
 import { resolveAdapter } from '../../agents/registry';
 import { createExclusive, writeJsonAtomic } from '../../base/atomic';
 import { writeLaunchSpec } from '../store/launch-spec';
+import { submitSupervisorJob } from './slurm-launcher';
 import { locateSupervisor, spawnSupervisor, supervisorEnv, takeStandby } from './supervisor-process';
 import { LaunchSpecSchema, parseLaunchSpec, type LaunchSpec, type LaunchSpecInput } from '../../protocol';
 import type { TaskState } from '../../protocol';
@@ -25,6 +26,8 @@ export interface Delegated {
   id: string;
   taskDir: string;
   supervisorPid?: number;
+  /** The Slurm job that will run the supervisor (`[launcher] kind = "slurm"`). */
+  jobId?: string;
 }
 
 export class TaskExistsError extends Error {
@@ -58,6 +61,17 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
   }
   await writeJsonAtomic(paths.state, initialState(spec));
   await writeLaunchSpec(spec.root, LaunchSpecSchema.parse(spec));
+  if (spec.launcher.kind === 'slurm') {
+    try {
+      const job = await submitSupervisorJob({ spec, launcher: spec.launcher, paths, supervisorScript, ...(options.env ? { extraEnv: options.env } : {}) });
+      return { id, taskDir: paths.dir, jobId: job.job_id };
+    } catch (err) {
+      // No job exists, so this is still the only writer of state.json: record why the task cannot run.
+      const error = (err as Error).message;
+      await writeJsonAtomic(paths.state, { ...initialState(spec), status: 'failed', ended_at: new Date().toISOString(), error, phase: undefined });
+      throw err;
+    }
+  }
   const supervisorPid = await startSupervisor(supervisorScript, paths.dir, paths.supervisorLog, spec.root, options.env);
   if (supervisorPid === undefined) {
     // No supervisor exists, so this is still the only writer of state.json: record why the task cannot run.
@@ -99,7 +113,7 @@ export function initialState(spec: LaunchSpec): TaskState {
     root: spec.root,
     workspace: spec.workspace,
     excluded_paths: [],
-    phase: 'starting',
+    phase: spec.launcher.kind === 'slurm' ? 'submitted to Slurm' : 'starting',
   };
 }
 

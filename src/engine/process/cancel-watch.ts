@@ -31,7 +31,8 @@ export class CancelWatch {
   }
 
   private readonly onStopSignal = (signal: NodeJS.Signals): void => {
-    this.log(`received ${signal}: cancelling the task`);
+    const job = process.env.SLURM_JOB_ID;
+    this.log(`received ${signal}${job ? ` (as Slurm job ${job}: scancel, or the job's time limit)` : ''}: cancelling the task`);
     this.controller.abort();
   };
 

@@ -4,6 +4,7 @@ import {
   DurationError,
   ENV_POLICIES,
   ISOLATIONS,
+  LAUNCHER_KINDS,
   DEFAULT_TRANSPORT,
   TRANSPORTS,
   MODES,
@@ -19,8 +20,10 @@ import {
   readRolePrompt,
   resolveModel,
   resolveNetwork,
+  sbatchArgProblem,
   type EnvPolicyName,
   type IsolationRequest,
+  type LauncherKind,
   type LoadedConfig,
   type ModeName,
   type NetworkRequest,
@@ -31,7 +34,7 @@ import {
 } from '../../config';
 import type { AgentCatalogue } from './agent-catalogue';
 import { repoState } from '../git/git';
-import type { LaunchSpec } from '../../protocol';
+import type { Launcher, LaunchSpec } from '../../protocol';
 
 export type { AgentCatalogue } from './agent-catalogue';
 
@@ -60,6 +63,8 @@ export interface DelegationRequest {
   env?: EnvPolicyName;
   /** Overrides the agent's configured transport (`[transport]`) for this one task. */
   transport?: TransportName;
+  /** Where the supervisor runs, for this one task (`[launcher]`'s resources apply to `slurm`). */
+  launcher?: LauncherKind;
 }
 
 export interface ResolveOptions {
@@ -128,6 +133,7 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
   checkChoice('network', request.network, NETWORK_REQUESTS);
   checkChoice('env', request.env, ENV_POLICIES);
   checkChoice('transport', request.transport, TRANSPORTS);
+  checkChoice('launcher', request.launcher, LAUNCHER_KINDS);
 
   let role: RoleConfig | undefined;
   if (request.role) {
@@ -248,8 +254,27 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     env_allow: [...policy.env_allow],
     transport,
     permissions: policy.permissions,
+    launcher: pickLauncher(request.launcher ?? role?.launcher ?? config.launcher.kind, options.loaded),
   };
   return { launch, skipped, warnings };
+}
+
+/** The launcher of the chosen kind, with `[launcher]`'s sbatch resources for Slurm (extra arguments checked). */
+function pickLauncher(kind: LauncherKind, loaded: LoadedConfig): Launcher {
+  if (kind === 'local') return { kind: 'local' };
+  const { partition, time, cpus, mem, extra_args } = loaded.config.launcher;
+  const problem = sbatchArgProblem(extra_args);
+  if (problem) {
+    throw new DelegationRefusedError('config', `[launcher] extra_args (from ${layerLabel(loaded.provenance.launcher.extra_args)}): ${problem}.`, 'Remove it, or ask your cluster\'s administrators for a partition or QOS that does what it should.');
+  }
+  return {
+    kind: 'slurm',
+    ...(partition ? { partition } : {}),
+    ...(time ? { time } : {}),
+    ...(cpus ? { cpus } : {}),
+    ...(mem ? { mem } : {}),
+    extra_args: [...extra_args],
+  };
 }
 
 /**

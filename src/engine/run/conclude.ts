@@ -13,7 +13,8 @@ import { reconcileReport, worktreeDiff, type DiffResult, type ReconcileOptions }
 import { resolveReport } from './report';
 import { sweepTaskProcesses } from '../process/process-sweep';
 import { groupAlive, signalGroup } from '../process/spawn';
-import { ACTIVE_STATUSES, TaskStateSchema, type Report, type TaskState } from '../../protocol';
+import { ACTIVE_STATUSES, TaskStateSchema, type Report, type TaskPaths, type TaskState } from '../../protocol';
+import { jobOutputTail } from '../store/job-output';
 import { StateWriter } from './state-writer';
 import { TaskStore, type TaskSummary } from '../store/store';
 
@@ -39,7 +40,8 @@ const LOCK = 'conclude.lock';
  */
 export async function concludeLostTasks(root: string, options: { dryRun: boolean }): Promise<ConcludedTask[]> {
   const store = new TaskStore(root);
-  const lost = (await store.list()).filter((task) => task.observed === 'lost');
+  // Lost, or a job system's task cancelled before its supervisor ever started (nobody wrote its end yet).
+  const lost = (await store.list()).filter((task) => task.observed === 'lost' || (task.observed === 'cancelled' && ACTIVE_STATUSES.includes(task.state.status)));
   const concluded: ConcludedTask[] = [];
   for (const task of lost) {
     if (options.dryRun) {
@@ -62,7 +64,8 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
     if (state.supervisor_pid !== undefined && isPidAlive(state.supervisor_pid)) return undefined;
     const agentStopped = await stopOrphanedAgent(state);
     const diff = await diffOf(state);
-    const why = `The task's supervisor${state.supervisor_pid ? ` (pid ${state.supervisor_pid})` : ''} disappeared before the task ended; concluded by caesar gc.`;
+    const cancelled = task.observed === 'cancelled';
+    const why = await whyConcluded(paths, task, state);
     const resolved = await resolveReport({
       taskId: task.id,
       tier: 'file',
@@ -75,12 +78,12 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
     const reconciled = reconcileReport(resolved.report, diff, state.mode, diff ? await reconcileScopeOf(state) : {});
     const report = {
       ...reconciled.report,
-      findings: [...reconciled.report.findings, ...resolved.findings, { severity: 'high' as const, title: 'Task interrupted', detail: why }],
+      findings: [...reconciled.report.findings, ...resolved.findings, { severity: 'high' as const, title: cancelled ? 'Task cancelled' : 'Task interrupted', detail: why }],
     };
     // The supervisor's conclusion, in its order (finalize.ts); nothing is held any more, so nothing to release.
     await writeConclusion(
       {
-        status: 'failed',
+        status: cancelled ? 'cancelled' : 'failed',
         report,
         source: resolved.source,
         verifiedBy: reconciled.changes_verified_by,
@@ -101,6 +104,17 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
   } finally {
     await fs.rm(lock, { force: true });
   }
+}
+
+/** Why the task ended without its supervisor's conclusion: the job system's word when it ran the supervisor. */
+async function whyConcluded(paths: TaskPaths, task: TaskSummary, state: TaskState): Promise<string> {
+  const job = task.job;
+  if (!job) return `The task's supervisor${state.supervisor_pid ? ` (pid ${state.supervisor_pid})` : ''} disappeared before the task ended; concluded by caesar gc.`;
+  if (task.observed === 'cancelled') return `Cancelled while Slurm held it (job ${job.id}): the agent never started; concluded by caesar gc.`;
+  const ended = job.state ? `ended (${job.state})` : 'is no longer known to the controller';
+  const output = await jobOutputTail(paths);
+  const started = state.supervisor_pid !== undefined ? 'before the task ended' : 'before the task\'s supervisor started (is the repository on a file system the node sees?)';
+  return `Slurm job ${job.id} ${ended} ${started}; concluded by caesar gc.${output ? ` The job's output ends: ${output}` : ''}`;
 }
 
 /** The agent runs in its own process group, so it survives its supervisor: stop it before judging its work. */

@@ -10,7 +10,8 @@ import {
 } from '../../protocol';
 import { readJsonFile } from './atomic';
 import { createExclusive } from '../../base/atomic';
-import { TaskStateSchema, ACTIVE_STATUSES, type TaskStatus } from '../../protocol';
+import { LauncherRecordSchema, TaskStateSchema, ACTIVE_STATUSES, type TaskStatus } from '../../protocol';
+import { cancelSlurmJob } from '../cluster/slurm';
 import { readPendingQuestions } from './store';
 import { questionsClosedAt } from './questions-closed';
 
@@ -43,7 +44,20 @@ export async function requestCancel(root: string, taskId: string, by = 'cli'): P
   if (!state) throw new RequestError(`Unknown task "${taskId}".`, 'unknown_task');
   if (!ACTIVE_STATUSES.includes(state.status)) return { requested: false, status: state.status };
   await createExclusive(paths.cancelRequest, `${JSON.stringify({ requested_at: new Date().toISOString(), by, pid: process.pid })}\n`);
+  await cancelQueuedJob(paths.launcher, state.supervisor_pid);
   return { requested: true, status: state.status };
+}
+
+/**
+ * A task still held by Slurm has no supervisor to read the request: its job is cancelled (scancel), and readers then
+ * show the task cancelled (`caesar gc` writes it down). A job whose supervisor runs reads the request like any other
+ * (its CancelWatch also polls, for shared file systems without change notification): scancel would give it only
+ * KillWait seconds to conclude.
+ */
+async function cancelQueuedJob(launcherFile: string, supervisorPid: number | undefined): Promise<void> {
+  if (supervisorPid !== undefined) return;
+  const record = await readJsonFile(launcherFile, LauncherRecordSchema).catch(() => undefined);
+  if (record?.kind === 'slurm') await cancelSlurmJob(record.job_id);
 }
 
 /**

@@ -22,7 +22,8 @@ import { Debouncer } from '../../base/event';
 import { QUESTIONS_CLOSED_FILE } from '../../protocol';
 import { questionsClosedAt } from './questions-closed';
 import { AppliedDocSchema, MAX_BYTES, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../../protocol';
-import { ACTIVE_STATUSES, DiscardedDocSchema, TaskStateSchema, type DiscardedDoc, type ObservedStatus, type TaskState } from '../../protocol';
+import { ACTIVE_STATUSES, DiscardedDocSchema, LauncherRecordSchema, TaskStateSchema, type DiscardedDoc, type LauncherRecord, type ObservedStatus, type TaskState } from '../../protocol';
+import { isLiveJobState, slurmJobs, type SlurmJobState } from '../cluster/slurm';
 import { tailLines } from './tail';
 
 export interface TaskSummary {
@@ -38,6 +39,25 @@ export interface TaskSummary {
   /** Written by apply and discard (never by the supervisor): what the user did with the task's work. */
   applied?: AppliedDoc;
   discarded?: DiscardedDoc;
+  /** The job system's side of a task run as a job (`[launcher] kind = "slurm"`): its id and, while active, its state. */
+  job?: JobView;
+}
+
+export interface JobView {
+  kind: 'slurm';
+  id: string;
+  /** Slurm's state of the job (PENDING, RUNNING, …) when the controller answered and still knows it. */
+  state?: string;
+  /** Why a pending job waits (squeue's reason: Priority, Resources, …). */
+  reason?: string;
+}
+
+/** What the job system says of a task's job: its state, `null` when it no longer knows the job, undefined unasked. */
+export interface JobProbe {
+  record: LauncherRecord;
+  job?: SlurmJobState | null;
+  /** A cancel was requested (cancel.request exists): a job gone before its supervisor started was cancelled. */
+  cancelRequested?: boolean;
 }
 
 export interface TaskView extends TaskSummary {
@@ -123,17 +143,21 @@ export class TaskStore {
     const state = await read(paths.state, TaskStateSchema);
     if (!state) return undefined;
     const events = listing.get(TASK_FILES.events);
-    const [last, pendingQuestions, result, applied, discarded] = await Promise.all([
+    const [last, pendingQuestions, result, applied, discarded, probe] = await Promise.all([
       events ? readLastEvent(paths.events, { ...this.inTasks, listed: events.isFile() }) : NO_EVENTS,
       listing.has(TASK_FILES.questionsDir) ? readPendingQuestions(paths.questionsDir, paths.answersDir) : [],
       read(paths.result, ResultDocSchema, MAX_BYTES.result).catch(() => undefined),
       read(paths.applied, AppliedDocSchema).catch(() => undefined),
       read(paths.discarded, DiscardedDocSchema).catch(() => undefined),
+      listing.has(TASK_FILES.launcher)
+        ? probeJob(state, read(paths.launcher, LauncherRecordSchema).catch(() => undefined), listing.has(TASK_FILES.cancelRequest))
+        : undefined,
     ]);
     return {
       id,
       state,
-      observed: observedStatus(state),
+      observed: observedStatus(state, Date.now(), probe),
+      ...(probe ? { job: jobView(probe) } : {}),
       lastEvent: last.event,
       eventsBytes: last.size,
       pendingQuestions,
@@ -252,9 +276,29 @@ export class TaskStore {
   }
 }
 
-/** What to show for a task: a supervisor that died while the task was active makes the task 'lost'. */
-export function observedStatus(state: TaskState, now = Date.now()): ObservedStatus {
+/** Asks the job system about an active task's job (one squeue per process per second, whatever the task count). */
+async function probeJob(state: TaskState, record: Promise<LauncherRecord | undefined>, cancelRequested: boolean): Promise<JobProbe | undefined> {
+  const launched = await record;
+  if (!launched) return undefined;
+  if (!ACTIVE_STATUSES.includes(state.status)) return { record: launched };
+  const jobs = await slurmJobs();
+  return { record: launched, job: jobs ? (jobs.get(launched.job_id) ?? null) : undefined, cancelRequested };
+}
+
+function jobView(probe: JobProbe): JobView {
+  const { record, job } = probe;
+  return { kind: record.kind, id: record.job_id, ...(job ? { state: job.state, ...(job.reason && job.reason !== 'None' ? { reason: job.reason } : {}) } : {}) };
+}
+
+/**
+ * What to show for a task: a supervisor that died while the task was active makes the task 'lost'. For a task run as
+ * a job, the job system decides: held in its queue before the supervisor started is 'queued', a job it no longer runs
+ * while the task is active is 'lost' (the supervisor writes its final state before it exits: a re-read confirms), and
+ * an unanswered squeue changes nothing.
+ */
+export function observedStatus(state: TaskState, now = Date.now(), probe?: JobProbe): ObservedStatus {
   if (!ACTIVE_STATUSES.includes(state.status)) return state.status;
+  if (probe) return observedJobStatus(state, probe);
   if (state.supervisor_host !== undefined && state.supervisor_host !== hostname()) return state.status;
   if (state.supervisor_pid !== undefined) return isPidAlive(state.supervisor_pid) ? state.status : 'lost';
   const age = now - Date.parse(state.created_at);
@@ -275,14 +319,23 @@ export function reviewOutcome(task: Pick<TaskSummary, 'applied' | 'discarded'>):
   return undefined;
 }
 
+function observedJobStatus(state: TaskState, probe: JobProbe): ObservedStatus {
+  const { job } = probe;
+  if (job === null || (job && !isLiveJobState(job.state))) return state.supervisor_pid === undefined && probe.cancelRequested ? 'cancelled' : 'lost';
+  if (state.supervisor_pid === undefined) return job && job.state !== 'PENDING' ? state.status : 'queued';
+  // A supervisor on this very host (a one-node cluster, or this node): its pid says more than the queue's last look.
+  if (state.supervisor_host === hostname()) return isPidAlive(state.supervisor_pid) ? state.status : 'lost';
+  return state.status;
+}
+
 export function isActive(status: ObservedStatus): boolean {
-  return status === 'pending' || status === 'running';
+  return status === 'pending' || status === 'running' || status === 'queued';
 }
 
 /** Needs input first, then running, then pending, then finished (newest first). */
 export function sortForDisplay(tasks: TaskSummary[]): TaskSummary[] {
   const rank = (t: TaskSummary) =>
-    t.pendingQuestions.length && isActive(t.observed) ? 0 : t.observed === 'running' ? 1 : t.observed === 'pending' ? 2 : 3;
+    t.pendingQuestions.length && isActive(t.observed) ? 0 : t.observed === 'running' ? 1 : t.observed === 'pending' || t.observed === 'queued' ? 2 : 3;
   const time = (t: TaskSummary) => Date.parse(t.state.ended_at ?? t.state.started_at ?? t.state.created_at) || 0;
   return [...tasks].sort((a, b) => rank(a) - rank(b) || time(b) - time(a));
 }

@@ -35,6 +35,8 @@ export interface DelegatedTask {
   warnings: string[];
   /** Agents of the role passed over, with why. */
   skipped: SkippedAgent[];
+  /** The Slurm job that runs the task's supervisor, when it runs as one. */
+  jobId?: string;
 }
 
 /**
@@ -65,6 +67,6 @@ export async function delegateTask(root: string, request: DelegateTaskRequest, o
   };
   const launch: LaunchDraft = { ...resolution.launch, ...options.launch };
   const pool = loaded.config.worktree.pool;
-  const { id, taskDir } = await delegate({ ...launch, ...(pool ? { worktree_pool: pool } : {}), root: absoluteRoot }, delegateOptions);
-  return { id, taskDir, root: absoluteRoot, launch, warnings: resolution.warnings, skipped: resolution.skipped };
+  const { id, taskDir, jobId } = await delegate({ ...launch, ...(pool ? { worktree_pool: pool } : {}), root: absoluteRoot }, delegateOptions);
+  return { id, taskDir, root: absoluteRoot, launch, warnings: resolution.warnings, skipped: resolution.skipped, ...(jobId ? { jobId } : {}) };
 }

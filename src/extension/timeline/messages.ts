@@ -13,7 +13,7 @@ export interface TimelineTaskInfo {
   id: string;
   agent: string;
   objective: string;
-  /** The observed status: pending | running | succeeded | failed | cancelled | timed_out | lost. */
+  /** The observed status: pending | queued | running | succeeded | failed | cancelled | timed_out | lost. */
   status: string;
   phase?: string;
   createdAt: string;

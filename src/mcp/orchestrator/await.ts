@@ -1,5 +1,6 @@
 import { isSafeId } from '../../protocol';
 import { TaskStore, isActive, type TaskSummary } from '../../engine/tasks';
+import { formatJob } from '../../common/format';
 import { pendingQuestionsOf, reportSummaryOf } from './results';
 
 export interface TaskOutcome {
@@ -9,6 +10,8 @@ export interface TaskOutcome {
   agent?: string;
   role?: string;
   phase?: string;
+  /** The Slurm job that runs the task, with its queue state while active ("Slurm job 42 (PENDING: Priority)"). */
+  job?: string;
   error?: string;
   pending_questions?: ReturnType<typeof pendingQuestionsOf>;
   report?: ReturnType<typeof reportSummaryOf>;
@@ -26,6 +29,7 @@ export function outcomeOf(id: string, summary: TaskSummary | undefined): TaskOut
     agent: state.agent,
     ...(state.role ? { role: state.role } : {}),
     ...(state.error ? { error: state.error } : {}),
+    ...(summary.job ? { job: formatJob(summary.job)! } : {}),
   };
   if (isActive(summary.observed)) {
     return { ...base, pending: true, ...(state.phase ? { phase: state.phase } : {}), pending_questions: pendingQuestionsOf(summary) };

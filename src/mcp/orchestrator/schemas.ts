@@ -38,11 +38,12 @@ export const ReportSummaryShape = z
 /** What caesar_await and caesar_status say about one task. */
 export const TaskOutcomeShape = z.object({
   task_id: z.string(),
-  status: z.string().describe('pending | running | succeeded | failed | cancelled | timed_out | lost, or unknown / invalid for an id that names no task'),
-  pending: z.boolean().describe('true while the task is still running (or waiting for a slot)'),
+  status: z.string().describe('pending | queued (held by Slurm) | running | succeeded | failed | cancelled | timed_out | lost, or unknown / invalid for an id that names no task'),
+  pending: z.boolean().describe('true while the task is still running (or waiting for a slot, or queued by Slurm)'),
   agent: z.string().optional(),
   role: z.string().optional(),
   phase: z.string().optional(),
+  job: z.string().optional().describe('The Slurm job that runs the task, with its queue state while active, e.g. "Slurm job 42 (PENDING: Priority)"'),
   error: z.string().optional(),
   pending_questions: z.array(QuestionShape).optional(),
   report: ReportSummaryShape.nullable().optional(),

@@ -5,6 +5,7 @@ import { formatDuration, formatUsage, oneLine } from '../format';
 
 const STATUS_ICONS: Record<ObservedStatus, [string, string]> = {
   pending: ['clock', 'charts.yellow'],
+  queued: ['server-process', 'charts.yellow'],
   running: ['sync~spin', 'charts.blue'],
   succeeded: ['pass', 'testing.iconPassed'],
   failed: ['error', 'testing.iconFailed'],

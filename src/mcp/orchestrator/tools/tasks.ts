@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from '../../../protocol/zod';
-import { ISOLATIONS, MODES, NETWORK_REQUESTS, TRANSPORTS } from '../../../config';
+import { ISOLATIONS, LAUNCHER_KINDS, MODES, NETWORK_REQUESTS, TRANSPORTS } from '../../../config';
 import { delegateTask, isActive, readEventPage, readRawLogPage, requireTaskView } from '../../../engine/tasks';
 import { awaitTasks } from '../await';
 import type { ElicitationRelay } from '../elicitation';
@@ -40,6 +40,10 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
           .enum(TRANSPORTS)
           .optional()
           .describe("acp: the agent asks before running commands (permission requests come back as questions); stream: its own headless JSON stream. Default from the configuration."),
+        launcher: z
+          .enum(LAUNCHER_KINDS)
+          .optional()
+          .describe('Where the task runs: local (a process on this machine) or slurm (a batch job of the configured cluster; caesar_await shows its queue state). Default from the configuration.'),
       },
       outputSchema: {
         task_id: z.string(),
@@ -55,6 +59,8 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
         parent_task_id: z.string().optional(),
         workspace: z.string(),
         channel: z.boolean(),
+        launcher: z.string(),
+        job_id: z.string().optional(),
         warnings: z.array(z.string()),
         skipped: z.array(z.object({ agent: z.string(), reason: z.string() })),
       },
@@ -80,10 +86,12 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
             ...(launch.parent_task_id ? { parent_task_id: launch.parent_task_id } : {}),
             workspace: launch.workspace,
             channel: launch.channel,
+            launcher: launch.launcher.kind,
+            ...(delegated.jobId ? { job_id: delegated.jobId } : {}),
             warnings: delegated.warnings,
             skipped: delegated.skipped,
           },
-          `Task ${delegated.id} delegated to ${launch.agent} (${launch.mode}, ${launch.isolation}). Call caesar_await with this task_id for its result.` +
+          `Task ${delegated.id} delegated to ${launch.agent} (${launch.mode}, ${launch.isolation}${delegated.jobId ? `, Slurm job ${delegated.jobId}` : ''}). Call caesar_await with this task_id for its result.` +
             (delegated.warnings.length ? ` Warnings: ${delegated.warnings.join(' ')}` : ''),
         );
       }),
