@@ -13,7 +13,7 @@ import { caesarGroup, fastScratch, makeRepoIn } from './apply-helpers';
  * say "Applied" (2 of 15 rounds measured). Now either both land, or the second refuses clearly and its worktree
  * survives gc; gc also never collects a task whose change is not in the checkout any more.
  */
-const LINES = 40;
+const LINES = 60_000;
 
 function sharedFile(repo: string): string {
   return path.join(repo, 'shared.txt');
@@ -46,12 +46,12 @@ describe('reliability: concurrent applies to one checkout', function () {
   it('50 rounds of two simultaneous applies editing distant lines: both land every time, nothing is lost', async () => {
     for (let round = 0; round < 50; round++) {
       const a = taskEditingLine(repo, 5, `line 5 by A${round}`);
-      const b = taskEditingLine(repo, 30, `line 30 by B${round}`);
+      const b = taskEditingLine(repo, LINES - 10, `line ${LINES - 10} by B${round}`);
       const [ra, rb] = await Promise.all([applyTask({ root: repo, state: a }), applyTask({ root: repo, state: b })]);
       assert.ok(ra.applied && rb.applied, `round ${round}: ${ra.message} / ${rb.message}`);
       const text = readFileSync(sharedFile(repo), 'utf8');
       assert.match(text, new RegExp(`^line 5 by A${round}$`, 'm'), `round ${round}: A's line is there`);
-      assert.match(text, new RegExp(`^line 30 by B${round}$`, 'm'), `round ${round}: B's line is there`);
+      assert.match(text, new RegExp(`^line ${LINES - 10} by B${round}$`, 'm'), `round ${round}: B's line is there`);
       git(repo, 'commit', '-q', '-am', `round ${round}`);
       for (const t of [a, b]) git(repo, 'worktree', 'remove', '--force', t.worktree!);
     }
@@ -60,12 +60,12 @@ describe('reliability: concurrent applies to one checkout', function () {
   it('two `caesar apply` processes at once (5 rounds): both land, or the second refuses and its worktree survives gc', async () => {
     for (let round = 0; round < 5; round++) {
       const a = taskEditingLine(repo, 8, `line 8 by A${round}`);
-      const b = taskEditingLine(repo, 33, `line 33 by B${round}`);
+      const b = taskEditingLine(repo, LINES - 20, `line ${LINES - 20} by B${round}`);
       const [ra, rb] = await Promise.all([caesarGroup(repo, ['apply', a.id]), caesarGroup(repo, ['apply', b.id])]);
       assert.equal(ra.code, 0, ra.stdout + ra.stderr);
       assert.equal(rb.code, 0, rb.stdout + rb.stderr);
       const text = readFileSync(sharedFile(repo), 'utf8');
-      assert.ok(text.includes(`line 8 by A${round}`) && text.includes(`line 33 by B${round}`), `round ${round}: both lines are there`);
+      assert.ok(text.includes(`line 8 by A${round}`) && text.includes(`line ${LINES - 20} by B${round}`), `round ${round}: both lines are there`);
       git(repo, 'commit', '-q', '-am', `round ${round}`);
     }
   });
