@@ -89,6 +89,13 @@ describe('reliability: kill -9 during a 5,000-file apply', function () {
   ];
   const ends: Record<string, string> = {};
   let lastEnd: string | undefined;
+  let torn = 0;
+
+  /** Counts kills that left the checkout neither as before nor as applied: what the recovery then has to repair. */
+  function notePartial(): void {
+    const now = snapshot(repo);
+    if (now !== asBefore && now !== asApplied) torn++;
+  }
 
   for (const moment of moments) {
     it(`killed at ${moment}: the next command leaves it as before or as applied`, async () => {
@@ -101,6 +108,7 @@ describe('reliability: kill -9 during a 5,000-file apply', function () {
         return;
       }
       assert.equal(killed.signal, 'SIGKILL', `the apply died at ${moment} (${killed.stdout}${killed.stderr})`);
+      notePartial();
       const end = await nextCommandCompletes();
       ends[moment] = end;
       // Up to the journal's rename nothing was touched; from applied.json on, the change is recorded.
@@ -114,13 +122,15 @@ describe('reliability: kill -9 during a 5,000-file apply', function () {
     it(`killed from outside (process group) at ${Math.round(fraction * 100)} % of a full apply's time: as before or as applied`, async () => {
       resetIfApplied();
       const killed = await caesarGroup(repo, ['apply', task.id], { killAfterMs: Math.round(fullApplyMs * fraction) });
+      if (killed.code !== 0) notePartial();
       const end = killed.code === 0 ? (assert.equal(snapshot(repo), asApplied), (lastEnd = 'applied')) : await nextCommandCompletes();
       if (end === 'before') await applyAgainLands();
     });
   }
 
-  it('the moments covered both end states', () => {
+  it('the moments covered both end states, and kills that left a torn checkout for the next command to repair', () => {
     const seen = new Set(Object.values(ends));
     assert.ok(seen.has('before') && seen.has('applied'), JSON.stringify(ends));
+    assert.ok(torn > 0, 'at least one kill came while git was half-way (neither as before nor as applied)');
   });
 });
