@@ -75,7 +75,10 @@ export function isTaskActive(state: Pick<TaskState, 'status' | 'supervisor_pid'>
  *  - `git apply --check` runs first; on any conflict nothing is written and the conflicting files are named (§8.5);
  *  - then a plain `git apply` touches only the working tree: the user's index stays as it was and their uncommitted
  *    edits to other files are untouched. `--3way` is deliberately not used: it stages into the user's index and
- *    leaves conflict markers, which is exactly the partial apply we refuse.
+ *    leaves conflict markers, which is exactly the partial apply we refuse;
+ *  - one apply at a time per checkout (apply-lock.ts), and the write is a transaction (apply-journal.ts): a kill, a
+ *    power loss or a full disk leaves the checkout as before or as applied, never half-way, and an interrupted
+ *    earlier apply is finished or rolled back first (`recovered` says which).
  */
 export async function applyTask(options: { root: string; state: TaskState; files?: string[] }): Promise<ApplyOutcome> {
   const { root, state } = options;

@@ -53,12 +53,18 @@ describe('reliability: kill -9 during a 5,000-file apply', function () {
     return existsSync(dir) ? readdirSync(dir) : [];
   }
 
-  /** The next command (`caesar ps`) completes what was interrupted; returns which end state it left. */
+  /**
+   * The next command completes what was interrupted, whichever it is (the CLI's preAction hook): `ps`, `diff --stat`
+   * and `gc --dry-run` take turns. Returns which end state it left.
+   */
+  let turn = 0;
   async function nextCommandCompletes(): Promise<'before' | 'applied'> {
-    const ps = await caesarGroup(repo, ['ps']);
-    assert.equal(ps.code, 0, ps.stderr);
+    const commands = [['ps'], ['diff', task.id, '--stat'], ['gc', '--dry-run']];
+    const args = commands[turn++ % commands.length] as string[];
+    const ps = await caesarGroup(repo, args);
+    assert.equal(ps.code, 0, `caesar ${args.join(' ')}: ${ps.stderr}`);
     const now = snapshot(repo);
-    assert.ok(now === asBefore || now === asApplied, `after \`caesar ps\` the checkout is exactly as before or as applied (stderr: ${ps.stderr})`);
+    assert.ok(now === asBefore || now === asApplied, `after \`caesar ${args.join(' ')}\` the checkout is exactly as before or as applied (stderr: ${ps.stderr})`);
     assert.deepEqual(leftovers(), [], 'no journal and no lock are left behind');
     const recorded = existsSync(appliedPath(repo, task.id));
     lastEnd = now === asApplied ? 'applied' : 'before';
