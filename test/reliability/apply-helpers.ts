@@ -96,7 +96,7 @@ export interface Ran {
 }
 
 /** Runs the bundled CLI as a process-group leader; `killAfterMs` SIGKILLs the whole group at that moment. */
-export async function caesarGroup(cwd: string, args: string[], options: { env?: NodeJS.ProcessEnv; killAfterMs?: number; timeoutMs?: number } = {}): Promise<Ran> {
+export async function caesarGroup(cwd: string, args: string[], options: { env?: NodeJS.ProcessEnv; killAfterMs?: number; killDuringGitMs?: number; timeoutMs?: number } = {}): Promise<Ran> {
   const cli = await buildCli();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -112,6 +112,15 @@ export async function caesarGroup(cwd: string, args: string[], options: { env?: 
       }
     };
     const killer = options.killAfterMs === undefined ? undefined : setTimeout(killGroup, options.killAfterMs);
+    // `killDuringGitMs`: poll for the group's writing `git apply` (not a --check) and kill that long after it started.
+    const watcher =
+      options.killDuringGitMs === undefined
+        ? undefined
+        : setInterval(() => {
+            if (!writingGitApplyOf(child.pid as number)) return;
+            clearInterval(watcher);
+            setTimeout(killGroup, options.killDuringGitMs);
+          }, 2);
     const timeout = setTimeout(() => {
       killGroup();
       reject(new Error(`caesar ${args.join(' ')} did not exit within ${options.timeoutMs ?? 60_000} ms`));
@@ -119,7 +128,25 @@ export async function caesarGroup(cwd: string, args: string[], options: { env?: 
     child.on('close', (code, signal) => {
       clearTimeout(timeout);
       if (killer) clearTimeout(killer);
+      if (watcher) clearInterval(watcher);
       resolve({ code, signal, stdout, stderr });
     });
   });
+}
+
+/** True when a child of `parent` is a `git apply` that writes (neither --check nor --reverse): Linux /proc. */
+function writingGitApplyOf(parent: number): boolean {
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== parent) continue;
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (argv.includes('apply') && !argv.includes('--check') && !argv.includes('--reverse')) return true;
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return false;
 }
