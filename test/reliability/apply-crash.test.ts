@@ -149,6 +149,19 @@ describe('reliability: kill -9 during a 5,000-file apply', function () {
     });
   }
 
+  it('killed with its journal in place, then `caesar apply` again: it says it rolled back, then applies the whole change', async () => {
+    resetIfApplied();
+    const killed = await caesarGroup(repo, ['apply', task.id], { env: { CAESAR_TEST_APPLY_CRASH: 'prepared' } });
+    assert.equal(killed.signal, 'SIGKILL');
+    const again = await caesarGroup(repo, ['apply', task.id]);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    assert.match(again.stdout + again.stderr, new RegExp(`Rolled back the interrupted apply of task ${task.id}`));
+    assert.match(again.stdout, new RegExp(`Applied ${FILES} file\\(s\\)`));
+    assert.equal(snapshot(repo), asApplied);
+    assert.deepEqual(leftovers(), []);
+    lastEnd = 'applied';
+  });
+
   it('the moments covered both end states, and kills that left a torn checkout for the next command to repair', () => {
     const seen = new Set(Object.values(ends));
     assert.ok(seen.has('before') && seen.has('applied'), JSON.stringify(ends));
