@@ -15,6 +15,8 @@ import { registerTrust } from './commands/trust';
 import { termSafeBlock } from './format';
 import { EXIT, ExitCode, UsageError, type CliIo } from './io';
 import { reportedVersion } from '../base/version';
+import { findApplyLeftovers, recoverInterruptedApply } from '../engine/tasks';
+import { resolveRoot } from './root';
 
 export type CommandRegistrar = (program: Command, io: CliIo) => void;
 
@@ -47,9 +49,34 @@ export function buildProgram(io: CliIo, extra: readonly CommandRegistrar[] = [])
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
     .showHelpAfterError(false);
   for (const register of [...REGISTRARS, ...extra]) register(program, io);
+  program.hook('preAction', (_program, action) => recoverInterruptedApplyFor(io, action));
   explainUsageErrors(program);
   for (const command of program.commands) inheritSettings(command);
   return program;
+}
+
+/** Internal commands a task's own processes run: they never finish someone's apply. */
+const NO_RECOVERY = new Set(['supervise', 'standby']);
+
+/**
+ * The one entry point every command passes (issue 23): an apply that a kill -9, a power loss or a full disk
+ * interrupted is finished or rolled back before the command runs, and the user is told which (on stderr, so --json
+ * output stays parseable). Costs a few stats when there is nothing to recover.
+ */
+async function recoverInterruptedApplyFor(io: CliIo, action: Command): Promise<void> {
+  if (NO_RECOVERY.has(action.name())) return;
+  let root: string;
+  try {
+    const explicit = (action.optsWithGlobals() as { root?: unknown }).root;
+    root = resolveRoot(io.cwd, typeof explicit === 'string' ? explicit : undefined);
+  } catch {
+    return; // the command itself reports a bad --root
+  }
+  const checkout = findApplyLeftovers(root);
+  if (!checkout) return;
+  const report = await recoverInterruptedApply(checkout).catch((error: Error) => ({ message: `An interrupted apply in ${checkout} could not be recovered: ${error.message}` }));
+  // A live apply's own journal is left alone (the recovery says 'busy'): nothing to tell.
+  if (report && !('action' in report && report.action === 'busy')) io.err(`caesar: ${termSafeBlock(report.message)}`);
 }
 
 function inheritSettings(command: Command): void {

@@ -23,6 +23,7 @@ const REVIEWED_PROCESS_STARTERS = new Set([
   'src/engine/launch/supervisor-process.ts', // node supervisors
   'src/cli/commands/doctor-acp.ts', // an ACP agent's probe
   'src/engine/cluster/slurm.ts', // sbatch, squeue, scancel, sinfo
+  'src/engine/git/apply-journal.ts', // sync -f (flush before the journal is committed)
 ]);
 
 interface SourceFile {

@@ -221,7 +221,7 @@ function renderGc(result: GcResult, style: Style): string[] {
       ? `Dry run: ${result.would_remove} would be removed, ${result.kept} kept. Nothing was changed.`
       : `${result.removed} removed, ${result.kept} kept.`,
   );
-  const modified = result.entries.filter((e) => e.action === 'kept' && e.reason === 'modified');
+  const modified = result.entries.filter((e) => e.action === 'kept' && (e.reason === 'modified' || e.reason === 'not_in_checkout'));
   if (modified.length) {
     lines.push('', 'Kept because they hold unapplied work:');
     for (const e of modified) {

@@ -11,6 +11,8 @@ import { AppliedDocSchema, type AppliedDoc } from '../../protocol';
 import { ACTIVE_STATUSES, type DiscardedDoc, type TaskState } from '../../protocol';
 import { removeWorktree } from './worktree';
 import { partialDigest, tooLargeNote } from './large-files';
+import { ApplyBusyError, acquireApplyLock, type ApplyLock } from './apply-lock';
+import { crashNow, prepareApplyJournal, recoverLocked, testCrashDelay, testCrashPoint, type ApplyJournal, type RecoveryReport } from './apply-journal';
 
 export const APPLIED_FILE = 'applied.json';
 export const DISCARDED_FILE = 'discarded.json';
@@ -30,7 +32,20 @@ export async function readApplied(root: string, id: string): Promise<AppliedDoc 
 export type { DiscardedDoc } from '../../protocol';
 
 /** Why nothing was applied. `already_applied` is no failure: the work is in the workspace already. */
-export type ApplyFailure = 'no_worktree' | 'worktree_missing' | 'active' | 'conflicts' | 'already_applied' | 'too_large';
+export type ApplyFailure =
+  | 'no_worktree'
+  | 'worktree_missing'
+  | 'active'
+  | 'conflicts'
+  | 'already_applied'
+  /** Every changed file is too large for a patch: nothing to apply, the files stay in the worktree. */
+  | 'too_large'
+  /** Another apply holds the checkout's apply lock (longer than we wait). */
+  | 'busy'
+  /** Writing failed (disk full...): nothing was applied, whatever had been touched was restored. */
+  | 'write_failed'
+  /** An interrupted apply could not be finished or rolled back yet; its journal stays. */
+  | 'interrupted';
 
 export interface ApplyOutcome {
   applied: boolean;
@@ -44,6 +59,8 @@ export interface ApplyOutcome {
   message: string;
   applied_at?: string;
   patch_digest?: string;
+  /** An interrupted earlier apply this call finished or rolled back first. */
+  recovered?: RecoveryReport;
 }
 
 /** A task is active while pending/running with a supervisor that may still be alive (no pid proves nothing). */
@@ -61,7 +78,10 @@ export function isTaskActive(state: Pick<TaskState, 'status' | 'supervisor_pid'>
  *  - `git apply --check` runs first; on any conflict nothing is written and the conflicting files are named (§8.5);
  *  - then a plain `git apply` touches only the working tree: the user's index stays as it was and their uncommitted
  *    edits to other files are untouched. `--3way` is deliberately not used: it stages into the user's index and
- *    leaves conflict markers, which is exactly the partial apply we refuse.
+ *    leaves conflict markers, which is exactly the partial apply we refuse;
+ *  - one apply at a time per checkout (apply-lock.ts), and the write is a transaction (apply-journal.ts): a kill, a
+ *    power loss or a full disk leaves the checkout as before or as applied, never half-way, and an interrupted
+ *    earlier apply is finished or rolled back first (`recovered` says which).
  */
 export async function applyTask(options: { root: string; state: TaskState; files?: string[] }): Promise<ApplyOutcome> {
   const { root, state } = options;
@@ -78,7 +98,35 @@ export async function applyTask(options: { root: string; state: TaskState; files
     return { applied: false, reason: 'active', files: [], conflicts: [], message: `Task ${state.id} is still ${state.status}; wait for it to finish (or cancel it) before applying.` };
   }
   const target = await applyTarget(state);
-  let diff = await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths, options.files?.length ? { only: options.files } : {});
+  // One apply at a time per checkout: a second one waits, then checks against what the first one left.
+  let lock: ApplyLock;
+  try {
+    lock = await acquireApplyLock(target, state.id, APPLY_LOCK_WAIT_MS);
+  } catch (error) {
+    if (!(error instanceof ApplyBusyError)) throw error;
+    return { applied: false, reason: 'busy', files: [], conflicts: [], message: `Nothing was applied: ${error.message} Retry when it is done.` };
+  }
+  try {
+    const recovered = await recoverLocked(target);
+    if (recovered?.action === 'failed') {
+      return { applied: false, reason: 'interrupted', files: [], conflicts: [], message: `Nothing was applied: ${recovered.message}` };
+    }
+    const outcome = await applyLocked(root, state, target, options.files);
+    return recovered ? { ...outcome, recovered, message: `${recovered.message}\n${outcome.message}` } : outcome;
+  } finally {
+    await lock.release();
+  }
+}
+
+/** How long a second apply waits for the first one in the same checkout before refusing (a 50,000-file apply fits). */
+const APPLY_LOCK_WAIT_MS = 120_000;
+
+async function applyLocked(root: string, state: TaskState, target: string, only: string[] | undefined): Promise<ApplyOutcome> {
+  const worktree = state.worktree as string;
+  const baseRef = state.base_ref as string;
+  // Read under the lock: a concurrent apply or a recovery may just have written it.
+  const earlier = await readApplied(root, state.id).catch(() => undefined);
+  let diff = await worktreeDiff(worktree, baseRef, state.excluded_paths, only?.length ? { only } : {});
   if (diff.is_empty) {
     return { applied: true, empty: true, files: [], conflicts: [], message: `Task ${state.id} changed nothing; there is nothing to apply.` };
   }
@@ -90,7 +138,7 @@ export async function applyTask(options: { root: string; state: TaskState; files
       // Still applicable means the user reverted those changes since: applying them again is what they ask for.
       if ((await gitApply(target, diff.patch_bytes, ['--check'])).code !== 0) return alreadyApplied(state, earlier);
     } else if (remaining.length < diff.files.length) {
-      diff = await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths, { only: remaining });
+      diff = await worktreeDiff(worktree, baseRef, state.excluded_paths, { only: remaining });
     }
   }
   // Files too large for a patch are listed in the diff but not in its patch (large-files.ts): left for the user.
@@ -101,7 +149,7 @@ export async function applyTask(options: { root: string; state: TaskState; files
   }
   const files = diff.files.map((f) => f.path);
   if (files.length === 0) {
-    return { applied: false, reason: 'too_large', files: [], conflicts: [], message: `Nothing was applied: ${tooLargeNote(tooLarge, state.worktree)}` };
+    return { applied: false, reason: 'too_large', files: [], conflicts: [], message: `Nothing was applied: ${tooLargeNote(tooLarge, worktree)}` };
   }
 
   const check = await gitApply(target, diff.patch_bytes, ['--check']);
@@ -115,20 +163,70 @@ export async function applyTask(options: { root: string; state: TaskState; files
       message: `Nothing was applied: ${conflicts.map((c) => `${c.path} (${c.why})`).join('; ')}. Resolve these files in your workspace (or apply a subset with --files) and retry.`,
     };
   }
-  const applied = await gitApply(target, diff.patch_bytes, []);
-  if (applied.code !== 0) {
-    // The check passed a moment ago: the workspace changed in between. git apply writes nothing when it fails.
-    return { applied: false, reason: 'conflicts', files, conflicts: files, message: `Nothing was applied: the workspace changed during apply (${firstError(applied.stderr)}). Retry.` };
-  }
   const allApplied = [...new Set([...(earlier?.files ?? []), ...files])];
   // Once every file of the task is in, the record carries the whole diff's digest: gc knows it may collect the worktree.
-  const whole = options.files?.length || earlier ? await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths) : diff;
+  const whole = only?.length || earlier ? await worktreeDiff(worktree, baseRef, state.excluded_paths) : diff;
   const complete = whole.files.every((f) => allApplied.includes(f.path));
   const digest = complete ? whole.patch_digest : diff.patch_digest;
   const record: AppliedDoc = { applied_at: new Date().toISOString(), patch_digest: tooLarge.length ? partialDigest(digest) : digest, files: allApplied };
-  await writeJsonAtomic(appliedPath(root, state.id), record);
-  const note = tooLarge.length ? ` ${tooLargeNote(tooLarge, state.worktree)}` : '';
-  return { applied: true, files, conflicts: [], message: `Applied ${files.length} file(s) to ${target}.${note}`, applied_at: record.applied_at, patch_digest: record.patch_digest };
+  const touched = diff.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path]));
+  const note = tooLarge.length ? ` ${tooLargeNote(tooLarge, worktree)}` : '';
+  return writeTransaction({ root, state, target, patch: diff.patch_bytes, touched, files, record, note });
+}
+
+/**
+ * The journaled write (apply-journal.ts): the touched files are copied aside before git writes anything, so every
+ * failure from here on either touched nothing or is rolled back, and the message says which.
+ */
+async function writeTransaction(tx: {
+  root: string;
+  state: TaskState;
+  target: string;
+  patch: Buffer;
+  touched: string[];
+  files: string[];
+  record: AppliedDoc;
+  /** Said after "Applied …": what was left out (files too large for a patch). */
+  note: string;
+}): Promise<ApplyOutcome> {
+  const { state, target, files, record } = tx;
+  const refused = (reason: ApplyFailure, message: string): ApplyOutcome => ({ applied: false, reason, files, conflicts: reason === 'conflicts' ? files : [], message });
+  let journal: ApplyJournal;
+  try {
+    journal = await prepareApplyJournal({ checkout: target, taskRoot: tx.root, taskId: state.id, paths: tx.touched, patch: tx.patch, record });
+  } catch (error) {
+    return refused('write_failed', `Nothing was applied: the copy of the files it would change could not be written (${errorText(error)}). Your workspace was not touched. Free some disk space and retry.`);
+  }
+  testCrashPoint('prepared');
+  let failure: string | undefined;
+  try {
+    const applied = await gitApplyFile(target, journal.patchFile);
+    if (applied.code !== 0) failure = `git apply failed: ${firstError(applied.stderr)}`;
+  } catch (error) {
+    failure = errorText(error);
+  }
+  if (failure === undefined) {
+    testCrashPoint('applied');
+    try {
+      await journal.markWritten();
+      testCrashPoint('written');
+      await journal.commit();
+      return { applied: true, files, conflicts: [], message: `Applied ${files.length} file(s) to ${target}.${tx.note}`, applied_at: record.applied_at, patch_digest: record.patch_digest };
+    } catch (error) {
+      failure = `recording the apply failed: ${errorText(error)}`;
+    }
+  }
+  try {
+    await journal.rollback();
+  } catch (error) {
+    return refused('interrupted', `The apply failed (${failure}) and could not be rolled back yet (${errorText(error)}): the journal in ${journal.dir} keeps the files as they were; the next caesar command restores them.`);
+  }
+  return refused('write_failed', `Nothing was applied: ${failure}. Every file it had touched was restored as it was. Retry (free some disk space first if it is full).`);
+}
+
+function errorText(error: unknown): string {
+  const err = error as NodeJS.ErrnoException;
+  return err?.code && !String(err.message).includes(err.code) ? `${err.code}: ${err.message}` : String(err?.message ?? err);
 }
 
 function alreadyApplied(state: TaskState, earlier: AppliedDoc, options: { worktreeGone?: boolean } = {}): ApplyOutcome {
@@ -160,6 +258,17 @@ async function applyTarget(state: TaskState): Promise<string> {
 async function commonDir(dir: string): Promise<string> {
   const common = await gitText(['rev-parse', '--git-common-dir'], dir);
   return realpath(path.resolve(dir, common));
+}
+
+/** git apply of the journal's copy of the patch, crashing mid-write when the test hook asks (`git:<ms>`). */
+async function gitApplyFile(cwd: string, patchFile: string) {
+  const crash = testCrashDelay('git-write');
+  const timer = crash ? setTimeout(() => crashNow(crash.self), crash.ms) : undefined;
+  try {
+    return await runGit(['apply', '--whitespace=nowarn', patchFile], { cwd, okCodes: [0, 1, 128] });
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
 }
 
 function gitApply(cwd: string, patch: Buffer, flags: string[]) {

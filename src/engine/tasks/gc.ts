@@ -9,9 +9,10 @@ import { gitText, gitToplevel, runGit } from '../git/git';
 import { worktreeDiff } from '../git/reconcile';
 import { listWorktrees, removeWorktree, worktreeOwnerRoot, type ListedWorktree } from '../git/worktree';
 import { isPoolEntry } from '../git/worktree-pool';
+import { recoverInterruptedApply } from '../git/apply-journal';
 
 export type GcAction = 'removed' | 'kept' | 'would_remove';
-export type GcReason = 'clean' | 'applied' | 'modified' | 'active' | 'inspection_failed';
+export type GcReason = 'clean' | 'applied' | 'modified' | 'active' | 'inspection_failed' | 'not_in_checkout';
 
 export interface GcEntry {
   id: string;
@@ -63,6 +64,8 @@ export async function collectGarbage(options: { root: string; dryRun: boolean; f
   const gitRoot = await gitToplevel(root);
   if (!gitRoot) return result;
 
+  // An interrupted apply is finished or rolled back first: its record must be true before it is judged by.
+  if (!dryRun) await recoverInterruptedApply(gitRoot);
   const listed = await listWorktrees(gitRoot);
   for (const candidate of await findCandidates(root, gitRoot, listed)) {
     const verdict = await judge(gitRoot, candidate, force);
@@ -187,9 +190,20 @@ async function judgeRecorded(root: string, worktree: string, state: TaskState, f
   if (diff.is_empty) return { reason: 'clean', removable: true };
   const applied = await readJsonFile(appliedPath(root, state.id), AppliedDocSchema).catch(() => undefined);
   if (applied && applied.patch_digest === diff.patch_digest) {
-    return { reason: 'applied', removable: true, applied_at: applied.applied_at };
+    // applied.json says so; the checkout must agree. A change another writer overwrote (or the user took back) is
+    // not in the checkout any more, and the worktree is then its only copy: kept, unless --force.
+    if (await changeIsInCheckout(state, diff.patch_bytes)) return { reason: 'applied', removable: true, applied_at: applied.applied_at };
+    return { reason: 'not_in_checkout', removable: force, applied_at: applied.applied_at };
   }
   return { reason: 'modified', removable: force, ...(applied ? { applied_at: applied.applied_at } : {}) };
+}
+
+/** True when the task's patch can be taken back from the checkout as it is now, i.e. every line of it is there. */
+async function changeIsInCheckout(state: TaskState, patch: Buffer): Promise<boolean> {
+  const checkout = await gitToplevel(state.workspace);
+  if (!checkout) return false;
+  const check = await runGit(['apply', '--whitespace=nowarn', '--reverse', '--check', '-'], { cwd: checkout, input: patch, okCodes: [0, 1, 128] });
+  return check.code === 0;
 }
 
 /**

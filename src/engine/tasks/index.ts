@@ -55,6 +55,7 @@ export { readJsonFile } from '../store/atomic';
 export { tailLines } from '../store/tail';
 export { RequestError, answerQuestion, pendingQuestions, requestCancel, unknownQuestionMessage, type CancelOutcome } from '../store/requests';
 export { applyTask, discardTask, type ApplyOutcome, type DiscardOutcome } from '../git/apply';
+export { findApplyLeftovers, recoverInterruptedApply } from '../git/apply-journal';
 export { worktreeDiff, type FileChange } from '../git/reconcile';
 export { gitToplevel } from '../git/git';
 export { detectWorkshop } from '../git/workshop';

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { applyTask } from '../../../src/engine/git/apply';
 import { collectGarbage, type GcEntry } from '../../../src/engine/tasks/gc';
@@ -53,7 +53,12 @@ describe('engine/git/git: collectGarbage', () => {
     writeFiles(unchanged.wt.path, { 'a.txt': 'A\n', 'n.txt': 'new\n' });
     commitAll(unchanged.wt.path);
     assert.equal((await applyTask({ root: repo, state: unchanged.state })).applied, true);
-    git(repo, 'checkout', '--', 'a.txt'); // the user may revert in their workspace: gc judges the worktree, not them
+    // Issue 23: a change the user reverted since (or another writer overwrote) is no longer in the checkout: its
+    // worktree is then its only copy and is kept (`not_in_checkout`), until the change is back or --force.
+    const reverted = await recordedTask(repo, 't_reverted');
+    writeFiles(reverted.wt.path, { 'r.txt': 'reverted later\n' });
+    assert.equal((await applyTask({ root: repo, state: reverted.state })).applied, true);
+    rmSync(path.join(repo, 'r.txt'));
     const later = await recordedTask(repo, 't_later');
     writeFiles(later.wt.path, { 'b.txt': 'b\n' });
     assert.equal((await applyTask({ root: repo, state: later.state })).applied, true);
@@ -64,6 +69,8 @@ describe('engine/git/git: collectGarbage', () => {
     assert.deepEqual(entryOf(result.entries, 't_applied'), { action: 'removed', reason: 'applied', orphan: false });
     assert.ok(applied?.applied_at);
     assert.deepEqual(entryOf(result.entries, 't_later'), { action: 'kept', reason: 'modified', orphan: false });
+    assert.deepEqual(entryOf(result.entries, 't_reverted'), { action: 'kept', reason: 'not_in_checkout', orphan: false });
+    assert.ok(existsSync(reverted.wt.path));
     assert.equal(existsSync(unchanged.wt.path), false);
     assert.ok(existsSync(later.wt.path));
   });
