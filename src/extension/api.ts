@@ -6,6 +6,7 @@ import { FolderNode, TaskNode, type TasksTreeProvider, type TaskTreeNode } from 
 import type { Confirm } from './review/reviewCommands';
 import type { TimelineStats } from './timeline/messages';
 import type { DelegateCommands } from './delegate/delegateCommands';
+import { currentInput, onDidShowInput, type ShownInput } from './picker';
 import type { ShownStep, StepName } from './delegate/flow';
 import type { AnswerOutcome, QuestionInbox, QuestionNotice } from './questions/inbox';
 import type { TimelinePanel, TimelineTiming } from './timeline/panel';
@@ -80,6 +81,12 @@ export interface CaesarApi {
     waitForNotice(taskId: string, timeoutMs: number): Promise<QuestionNotice>;
     /** Does exactly what clicking that button of the question's notification does. */
     choose(taskId: string, questionId: string, button: string | undefined): Promise<AnswerOutcome | undefined>;
+  };
+  /** The pickers and input boxes of picker.ts (Compare, Install 'caesar' Command, Continue with Feedback…). */
+  pickers: {
+    current(): ShownInput | undefined;
+    /** Resolves when one whose title matches is on screen. */
+    waitFor(title: RegExp, timeoutMs: number): Promise<ShownInput>;
   };
   timeline: {
     /** Opens (or reveals) a task's timeline; same as the command. */
@@ -204,6 +211,16 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
       waitForNotice: (taskId, timeoutMs) =>
         waitFor(() => inbox.notified.find((n) => n.taskId === taskId), inbox.onDidNotify, timeoutMs, `a question notification for task ${taskId}`),
       choose: (taskId, questionId, button) => inbox.onNotificationChoice(taskId, questionId, button),
+    },
+    pickers: {
+      current: currentInput,
+      waitFor: (title, timeoutMs) => {
+        const matching = () => {
+          const shown = currentInput();
+          return shown && title.test(shown.title) ? shown : undefined;
+        };
+        return waitFor(matching, onDidShowInput, timeoutMs, `a picker titled ${title} (on screen: ${currentInput()?.title ?? 'none'})`);
+      },
     },
     timeline: {
       open: (taskId) => void timelines.open(taskId),
