@@ -3,6 +3,7 @@
  * nothing below them, so none of them needs to import another front end or assemble a use case itself.
  */
 export { delegateTask, type DelegateTaskOptions, type DelegateTaskRequest, type DelegatedTask } from './delegate-task';
+export { holdsUnappliedWork, removeTask, type RemoveTaskOutcome } from './remove-task';
 export {
   ReviewCommentsFileSchema,
   continueTask,
