@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import type { TaskStore } from '../engine/store';
 import type { CaesarStatus } from './status/statusBar';
 import type { LiveTasks } from './tasks/liveTasks';
+import { ToolCallsNode } from './tasks/nodes';
 import { FolderNode, TaskNode, type TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
 import type { Confirm } from './review/reviewCommands';
 import type { TimelineStats } from './timeline/messages';
@@ -19,6 +20,10 @@ export interface TreeItemSnapshot {
   description: string;
   icon: string;
   contextValue: string;
+  /** 'expanded', 'collapsed' or 'none', as the item asks the view to show it first. */
+  collapsible: 'expanded' | 'collapsed' | 'none';
+  /** The tooltip's text (a Markdown tooltip's source). */
+  tooltip: string;
   children: TreeItemSnapshot[];
 }
 
@@ -133,7 +138,7 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
   // task's children reads its events, which the view itself only does when the user expands it.
   const snapshot = async (expand: string[] = []): Promise<TreeItemSnapshot[]> => {
     const wanted = (node: TaskTreeNode) => {
-      if (node instanceof FolderNode) return true;
+      if (node instanceof FolderNode || node instanceof ToolCallsNode) return true;
       if (!(node instanceof TaskNode)) return false;
       const summary = tasks.get(node.taskId);
       return expand.includes(node.taskId) || (summary !== undefined && (summary.observed === 'running' || summary.observed === 'pending'));
@@ -278,6 +283,9 @@ function snapshotOf(item: vscode.TreeItem): TreeItemSnapshot {
     description: typeof item.description === 'string' ? item.description : '',
     icon: item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : '',
     contextValue: item.contextValue ?? '',
+    collapsible:
+      item.collapsibleState === vscode.TreeItemCollapsibleState.Expanded ? 'expanded' : item.collapsibleState === vscode.TreeItemCollapsibleState.Collapsed ? 'collapsed' : 'none',
+    tooltip: typeof item.tooltip === 'string' ? item.tooltip : (item.tooltip?.value ?? ''),
     children: [],
   };
 }

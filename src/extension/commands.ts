@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { registerCliCommands } from './cliCommand';
 import { registerCompareCommands } from './compare';
 import { registerFollowupCommands } from './followup';
+import { registerTreeCommands } from './tasks/treeCommands';
 import { registerWalkthroughCommands } from './walkthrough/walkthrough';
 import type { DelegateCommands } from './delegate/delegateCommands';
 import type { QuestionInbox } from './questions/inbox';
@@ -44,6 +45,7 @@ const FEATURE_COMMANDS: ((services: WorkspaceServices) => vscode.Disposable[])[]
   registerFollowupCommands,
   registerCompareCommands,
   registerWalkthroughCommands,
+  registerTreeCommands,
 ];
 
 /**
