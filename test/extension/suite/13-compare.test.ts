@@ -79,7 +79,7 @@ describe('Compare: tasks of one objective side by side', () => {
     await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
     const filePick = await api.pickers.waitFor(/^Caesar: Compare File Across Tasks \(2\/2\): file$/, 10_000);
     const fileRows = (filePick.input as vscode.QuickPick<vscode.QuickPickItem>).items;
-    assert.deepEqual(fileRows.map((r) => [r.label, r.description]), [['cmp/a.txt', 'changed by both'], ['cmp/b.txt', 'changed by one']]);
+    assert.deepEqual(fileRows.map((r) => [r.label, r.description]), [['cmp/a.txt', 'changed by both'], ['cmp/b.txt', 'changed by one'], ['fixture-notes.md', 'changed by both']]);
     (filePick.input as vscode.QuickPick<vscode.QuickPickItem>).activeItems = [fileRows[1]!];
     await sleep(300);
     await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
