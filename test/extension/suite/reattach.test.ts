@@ -23,7 +23,7 @@ describe('after reload', () => {
     // window's watchers.
     writeFileSync(path.join(process.env.CAESAR_TEST_STATE_DIR!, 'reattach.gate'), 'go');
     const tree = await api.waitForTree((t) => t.find((x) => x.id === id)?.icon === 'pass', 60_000, [id]);
-    const slow = tree.find((x) => x.id === id)!.children.find((c) => c.label === 'slow_step')!;
+    const slow = rowsOf(tree.find((x) => x.id === id)!).find((c) => c.label === 'slow_step')!;
     assert.equal(slow.icon, 'tools');
     assert.doesNotMatch(slow.description, /running/);
 
