@@ -20,8 +20,9 @@ const paths = editorPaths();
 const stateDir = path.join(paths.cache, 'start');
 const workspace = path.join(stateDir, 'demo-workspace');
 const editorLog = path.join(stateDir, 'code-server.log');
-// vsce refuses relative links in README.md unless told where they point (the repository is not on GitHub).
-const README_LINK_BASE = 'https://example.invalid/caesar-vscode/blob/main';
+// No public repository is known yet: package without one and leave README.md's relative links as they are (as
+// `npm run package` does; README.md, "Publishing", says what changes once the repository is public).
+const VSCE_FLAGS = ['--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links'];
 const DEMO_OBJECTIVE = 'Add a friendly greeting to CAESAR_DEMO.md';
 // The demo agent asks when its objective says "ask": a person meets a question on the first start. The smoke run
 // goes without one (nobody is there to answer).
@@ -130,7 +131,7 @@ function prepareEditorAndExtension() {
   console.log('2/5 building and packaging the extension');
   mkdirSync(stateDir, { recursive: true });
   const vsix = path.join(stateDir, 'caesar.vsix');
-  run(process.execPath, [path.join(projectDir, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--baseContentUrl', README_LINK_BASE, '--out', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
+  run(process.execPath, [path.join(projectDir, 'node_modules/@vscode/vsce/vsce'), 'package', ...VSCE_FLAGS, '--out', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 async function startEditor() {

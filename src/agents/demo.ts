@@ -16,7 +16,7 @@ export const DEMO_AGENT_FILE = 'demo-agent.js';
 export const demoAdapter: AgentAdapter = {
   id: DEMO_AGENT_ID,
   displayName: 'Demo agent (built in, no model)',
-  envKeys: ['CAESAR_DEMO_DELAY_MS', 'CAESAR_DEMO_ANSWER_TIMEOUT_MS', 'CAESAR_DEMO_ACP_LINGER'],
+  envKeys: ['CAESAR_DEMO_DELAY_MS', 'CAESAR_DEMO_ANSWER_TIMEOUT_MS', 'CAESAR_DEMO_ACP_LINGER', 'CAESAR_DEMO_FAULTS'],
   bin: process.execPath,
   capabilities: {
     nativeReadOnly: true,

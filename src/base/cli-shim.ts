@@ -133,6 +133,24 @@ export function isOnPath(dir: string, envPath: string | undefined): boolean {
   return pathDirs(envPath).some((d) => path.resolve(d) === wanted);
 }
 
+/**
+ * Which writable PATH folders to offer for the shim: a user's bin folder, not a system administrator's (`sbin`), not
+ * the package manager's (/bin, /usr/bin: written by dpkg and the like, even when root may write there), not a
+ * tool-managed one (node_modules/.bin, a version manager's shims, replaced under the user's feet). Folders under the
+ * home directory first, then the rest in PATH order.
+ */
+export function shimDirCandidates(writable: readonly string[], home: string): string[] {
+  const system = new Set(['/bin', '/usr/bin', '/usr/games', '/usr/local/games', '/snap/bin']);
+  const offered = writable.filter((dir) => {
+    const resolved = path.resolve(dir);
+    if (system.has(resolved)) return false;
+    if (resolved.split(path.sep).includes('sbin')) return false;
+    return !/node_modules|[\\/]\.(nvm|asdf|volta|pyenv|rbenv|cargo|rustup|bun|deno)\b/.test(resolved);
+  });
+  const inHome = (dir: string) => !path.relative(home, path.resolve(dir)).startsWith('..');
+  return [...offered.filter(inHome), ...offered.filter((d) => !inHome(d))];
+}
+
 /** Folders on PATH this user can write to, in PATH order (where a `caesar` would be found without any setup). */
 export async function writablePathDirs(envPath: string | undefined): Promise<string[]> {
   const out: string[] = [];

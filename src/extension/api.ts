@@ -2,10 +2,12 @@ import * as vscode from 'vscode';
 import type { TaskStore } from '../engine/tasks';
 import type { CaesarStatus } from './status/statusBar';
 import type { LiveTasks } from './tasks/liveTasks';
+import { ToolCallsNode } from './tasks/nodes';
 import { FolderNode, TaskNode, type TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
 import type { Confirm } from './review/reviewCommands';
 import type { TimelineStats } from './timeline/messages';
 import type { DelegateCommands } from './delegate/delegateCommands';
+import { currentInput, onDidShowInput, type ShownInput } from './picker';
 import type { ShownStep, StepName } from './delegate/flow';
 import type { AnswerOutcome, QuestionInbox, QuestionNotice } from './questions/inbox';
 import type { TimelinePanel, TimelineTiming } from './timeline/panel';
@@ -21,6 +23,10 @@ export interface TreeItemSnapshot {
   description: string;
   icon: string;
   contextValue: string;
+  /** 'expanded', 'collapsed' or 'none', as the item asks the view to show it first. */
+  collapsible: 'expanded' | 'collapsed' | 'none';
+  /** The tooltip's text (a Markdown tooltip's source). */
+  tooltip: string;
   children: TreeItemSnapshot[];
 }
 
@@ -88,6 +94,12 @@ export interface CaesarApi {
     /** Does exactly what clicking that button of the question's notification does. */
     choose(taskId: string, questionId: string, button: string | undefined): Promise<AnswerOutcome | undefined>;
   };
+  /** The pickers and input boxes of picker.ts (Compare, Install 'caesar' Command, Continue with Feedback…). */
+  pickers: {
+    current(): ShownInput | undefined;
+    /** Resolves when one whose title matches is on screen. */
+    waitFor(title: RegExp, timeoutMs: number): Promise<ShownInput>;
+  };
   timeline: {
     /** Opens (or reveals) a task's timeline; same as the command. */
     open(taskId: string): void;
@@ -136,7 +148,7 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
   // task's children reads its events, which the view itself only does when the user expands it.
   const snapshot = async (expand: string[] = []): Promise<TreeItemSnapshot[]> => {
     const wanted = (node: TaskTreeNode) => {
-      if (node instanceof FolderNode) return true;
+      if (node instanceof FolderNode || node instanceof ToolCallsNode) return true;
       if (!(node instanceof TaskNode)) return false;
       const summary = tasks.get(node.taskId);
       return expand.includes(node.taskId) || (summary !== undefined && (summary.observed === 'running' || summary.observed === 'pending'));
@@ -216,6 +228,16 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
         waitFor(() => inbox.notified.find((n) => n.taskId === taskId), inbox.onDidNotify, timeoutMs, `a question notification for task ${taskId}`),
       choose: (taskId, questionId, button) => inbox.onNotificationChoice(taskId, questionId, button),
     },
+    pickers: {
+      current: currentInput,
+      waitFor: (title, timeoutMs) => {
+        const matching = () => {
+          const shown = currentInput();
+          return shown && title.test(shown.title) ? shown : undefined;
+        };
+        return waitFor(matching, onDidShowInput, timeoutMs, `a picker titled ${title} (on screen: ${currentInput()?.title ?? 'none'})`);
+      },
+    },
     timeline: {
       open: (taskId) => void timelines.open(taskId),
       stats: (taskId) => timelines.get(taskId)?.stats,
@@ -272,6 +294,9 @@ function snapshotOf(item: vscode.TreeItem): TreeItemSnapshot {
     description: typeof item.description === 'string' ? item.description : '',
     icon: item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : '',
     contextValue: item.contextValue ?? '',
+    collapsible:
+      item.collapsibleState === vscode.TreeItemCollapsibleState.Expanded ? 'expanded' : item.collapsibleState === vscode.TreeItemCollapsibleState.Collapsed ? 'collapsed' : 'none',
+    tooltip: typeof item.tooltip === 'string' ? item.tooltip : (item.tooltip?.value ?? ''),
     children: [],
   };
 }

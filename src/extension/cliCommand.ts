@@ -8,10 +8,12 @@ import {
   installShim,
   isOnPath,
   pathDirs,
+  shimDirCandidates,
   shimState,
   uninstallShim,
   writablePathDirs,
 } from '../base/cli-shim';
+import { pickOne } from './picker';
 
 /** globalState key: the file the last install wrote, so uninstall and updates find it wherever the user put it. */
 const INSTALLED_FILE_KEY = 'caesar.cliShimFile';
@@ -87,22 +89,22 @@ async function installCli(
 
 /**
  * ~/.local/bin when it is on PATH (no question asked, as VS Code's own command does); otherwise the user picks: a
- * writable folder that is on PATH, ~/.local/bin anyway (they will add it), or any folder.
+ * user's writable bin folder that is on PATH (shimDirCandidates: no sbin, no system or tool-managed folder),
+ * ~/.local/bin anyway (they will add it), or any folder.
  */
 async function chooseDirectory(envPath: string | undefined): Promise<string | undefined> {
   const preferred = defaultShimDir(os.homedir());
   if (isOnPath(preferred, envPath)) return preferred;
   type Choice = vscode.QuickPickItem & { dir?: string };
-  // Tool-managed folders on PATH (node_modules/.bin, a version manager's shims) are replaced under the user's feet.
-  const onPath = (await writablePathDirs(envPath)).filter((d) => !/node_modules|\.(nvm|asdf|volta|pyenv|cargo)\b/.test(d));
+  const onPath = shimDirCandidates(await writablePathDirs(envPath), os.homedir());
   const choices: Choice[] = [
     ...onPath.map((dir) => ({ label: dir, description: 'on your PATH', dir })),
     { label: preferred, description: 'not on your PATH: you will add it to your shell profile', dir: preferred },
     { label: 'Choose a folder…', description: 'anywhere; add it to PATH yourself if it is not there' },
   ];
-  const picked = await vscode.window.showQuickPick(choices, {
-    title: "Install 'caesar' Command in PATH",
-    placeHolder: `${preferred} is not on the PATH this window sees. Where should the 'caesar' command go?`,
+  const picked = await pickOne(choices, {
+    title: "Caesar: Install 'caesar' Command in PATH",
+    placeholder: `${preferred} is not on the PATH this window sees. Where should the 'caesar' command go?`,
   });
   if (!picked) return undefined;
   if (picked.dir) return picked.dir;

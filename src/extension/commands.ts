@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { registerCliCommands } from './cliCommand';
 import { registerCompareCommands } from './compare';
 import { registerFollowupCommands } from './followup';
+import { registerTreeCommands } from './tasks/treeCommands';
 import { registerWalkthroughCommands } from './walkthrough/walkthrough';
 import { openChange } from './review/openChange';
 import type { LiveTasks } from './tasks/liveTasks';
@@ -20,6 +21,7 @@ const FEATURE_COMMANDS: ((services: WorkspaceServices) => vscode.Disposable[])[]
   registerFollowupCommands,
   registerCompareCommands,
   registerWalkthroughCommands,
+  registerTreeCommands,
 ];
 
 /**

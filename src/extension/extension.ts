@@ -46,7 +46,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
   }
 
   const tasks = new LiveTasks(roots, log);
-  const tree = new TasksTreeProvider(tasks);
+  const tree = new TasksTreeProvider(tasks, context.workspaceState);
   const view = vscode.window.createTreeView<TaskTreeNode>('caesar.tasks', { treeDataProvider: tree, showCollapseAll: true, canSelectMany: true });
   const status = new CaesarStatus(tasks, view as vscode.TreeView<unknown>);
   const timelines = new TimelinePanels(tasks, context.extensionUri, log);

@@ -59,7 +59,9 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   run.stderr.on('data', (d) => (runErr += d));
   const runExit = new Promise((resolve) => run.on('exit', (code) => resolve(code)));
 
-  const taskRow = pane.locator('.monaco-list-row', { hasText: objective }).first();
+  // The row's label is the objective's short title (cut near 60 characters; the whole objective is in its tooltip).
+  const rowText = `Explain ${XSS}`;
+  const taskRow = pane.locator('.monaco-list-row', { hasText: rowText }).first();
   await taskRow.waitFor({ timeout: 30_000 });
   await pane.locator('.monaco-list-row .codicon-loading').first().waitFor({ timeout: 30_000 }); // a tool call spinning
   await shot('task-running-live-tool');
@@ -107,7 +109,7 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await shot('diff-editor');
 
   // 8. In the tree (still open beside the editor): the finished task, expanded, with its tool calls and the file.
-  const finished = pane.locator('.monaco-list-row', { hasText: objective }).first();
+  const finished = pane.locator('.monaco-list-row', { hasText: rowText }).first();
   await finished.locator('.codicon-pass').waitFor({ timeout: 30_000 });
   if ((await finished.getAttribute('aria-expanded')) !== 'true') await finished.click();
   await pane.locator('.monaco-list-row', { hasText: '+1 −0' }).first().waitFor({ timeout: 30_000 });

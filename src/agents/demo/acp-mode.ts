@@ -7,8 +7,9 @@
  *   `session/request_permission` (options allow always / allow / reject, ids unlike their kinds on purpose); allowed →
  *   written through the client's `fs/write_text_file`; rejected → the call fails and nothing is written. Asked in
  *   read-only tasks too, like an agent that does not know better: the client must refuse;
- * - with "escape" in the objective, a write outside its workspace through the client, which must be refused;
- * - with "crash" in the objective, an exit (code 3) in the middle of the turn;
+ * - test-only fault modes, on only with CAESAR_DEMO_FAULTS=1 (./demo-work.ts): with "escape" in the objective, a write
+ *   outside its workspace through the client, which must refuse it (never tried when the client has no file support:
+ *   the demo would then write it itself); with "crash", an exit (code 3) in the middle of the turn;
  * - an update of a kind no client knows (`demo_unknown_update`), which a client must survive;
  * - the report file written by itself (it lies outside the workspace), a usage update, `end_turn`.
  * `session/cancel` (or a `cancelled` permission outcome) ends the turn with `cancelled`.
@@ -18,10 +19,9 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import * as acp from '@agentclientprotocol/sdk';
-import type { Task } from './task';
+import { editedText, faultsEnabled, noteFor, previousObjective, targetFile, type Task } from './demo-work';
 
 export interface DemoHelpers {
-  targetFile(objective: string): string;
   pause(): Promise<void>;
 }
 
@@ -93,7 +93,7 @@ async function promptTurn(turn: Turn, brief: string): Promise<acp.PromptResponse
 
 async function walk(turn: Turn, brief: string): Promise<acp.PromptResponse> {
   const task = JSON.parse(readFileSync(process.env.CAESAR_TASK_FILE ?? '', 'utf8')) as Task;
-  const file = turn.helpers.targetFile(task.objective);
+  const file = targetFile(task.objective, task.context);
   await turn.update({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: `The objective is: ${task.objective.slice(0, 200)}.` } });
   await turn.say('Demo agent here, speaking ACP. ');
   await turn.say(`I received a brief of ${brief.length} characters for task ${task.id}.`);
@@ -107,11 +107,11 @@ async function walk(turn: Turn, brief: string): Promise<acp.PromptResponse> {
   });
   // An update no client knows: a client must keep it (raw.log) and go on.
   await turn.update({ sessionUpdate: 'demo_unknown_update', note: 'ignore me' } as unknown as acp.SessionUpdate);
-  if (/\bcrash\b/i.test(task.objective)) process.exit(3);
+  if (faultsEnabled() && /\bcrash\b/i.test(task.objective)) process.exit(3);
   await turn.pause();
   await readReadme(turn, task);
   const written = await editWithPermission(turn, task, file);
-  if (/\bescape\b/i.test(task.objective)) await tryEscape(turn, task);
+  if (faultsEnabled() && /\bescape\b/i.test(task.objective)) await tryEscape(turn, task);
   await turn.update({
     sessionUpdate: 'plan',
     entries: [
@@ -121,7 +121,7 @@ async function walk(turn: Turn, brief: string): Promise<acp.PromptResponse> {
     ],
   });
   const summary = written ? `The demo agent wrote ${file} over ACP.` : `The demo agent did not write ${file}: permission was not given.`;
-  writeReport(task, summary, written ? [{ path: file, action: 'created', summary: 'written by the demo agent over ACP' }] : []);
+  writeReport(task, summary, written ? [{ path: file, action: written, summary: 'written by the demo agent over ACP' }] : []);
   await turn.update({ sessionUpdate: 'usage_update', used: 42, size: 1000, cost: { amount: 0, currency: 'USD' } });
   await turn.say(summary);
   return { stopReason: 'end_turn' };
@@ -138,10 +138,14 @@ async function readReadme(turn: Turn, task: Task): Promise<void> {
 }
 
 /** The one permission request: allowed → the file is written through the client; anything else → not written. */
-async function editWithPermission(turn: Turn, task: Task, file: string): Promise<boolean> {
+async function editWithPermission(turn: Turn, task: Task, file: string): Promise<'created' | 'modified' | false> {
   const target = path.join(task.workspace, file);
   const oldText = existsSync(target) ? readFileSync(target, 'utf8') : null;
-  const newText = `${oldText ?? '# Written by the Caesar demo agent\n\n'}- ${task.objective.split('\n')[0]!.slice(0, 200)}\n`;
+  const newText = editedText(file, oldText, noteFor(task), previousObjective(task.context));
+  if (newText === undefined) {
+    await turn.say(`${file} is not a JSON object I could add a note to; I leave it alone.`);
+    return false;
+  }
   const toolCall: acp.ToolCallUpdate = {
     toolCallId: 'demo-edit',
     title: `Write ${file}`,
@@ -167,24 +171,30 @@ async function editWithPermission(turn: Turn, task: Task, file: string): Promise
     return false;
   }
   await turn.update({ sessionUpdate: 'tool_call_update', toolCallId: 'demo-edit', status: 'in_progress' });
-  const wrote = await writeThroughClient(turn, target, newText);
+  const wrote = await writeThroughClient(turn, target, newText, task.workspace);
   await turn.update({ sessionUpdate: 'tool_call_update', toolCallId: 'demo-edit', status: wrote === true ? 'completed' : 'failed' });
   if (wrote !== true) await turn.say(`The client refused the write of ${file}: ${wrote}`);
-  return wrote === true;
+  return wrote === true ? (oldText === null ? 'created' : 'modified') : false;
 }
 
-/** A write outside the workspace, which the client must refuse. */
+/** A write outside the workspace (test-only), which the client must refuse; only ever asked of the client. */
 async function tryEscape(turn: Turn, task: Task): Promise<void> {
   const outside = path.resolve(task.workspace, '..', `escape-${task.id}.txt`);
+  if (!turn.fs.writeTextFile) {
+    await turn.say('The client has no file support: I do not try a write outside the workspace.');
+    return;
+  }
   await turn.update({ sessionUpdate: 'tool_call', toolCallId: 'demo-escape', title: `Write ${outside}`, kind: 'edit', status: 'in_progress', locations: [{ path: outside }] });
-  const wrote = await writeThroughClient(turn, outside, 'escaped\n');
+  const wrote = await writeThroughClient(turn, outside, 'escaped\n', task.workspace);
   await turn.update({ sessionUpdate: 'tool_call_update', toolCallId: 'demo-escape', status: wrote === true ? 'completed' : 'failed' });
   await turn.say(wrote === true ? `I wrote ${outside}.` : `Writing outside the workspace was refused: ${wrote}`);
 }
 
-/** true, or the client's refusal as text. */
-async function writeThroughClient(turn: Turn, file: string, content: string): Promise<true | string> {
+/** true, or the client's refusal as text. Without client file support, the demo writes itself (inside its workspace). */
+async function writeThroughClient(turn: Turn, file: string, content: string, workspace: string): Promise<true | string> {
   if (!turn.fs.writeTextFile) {
+    const relative = path.relative(workspace, file);
+    if (relative.startsWith('..') || path.isAbsolute(relative)) return `${file} is outside the workspace`;
     writeFileSync(file, content);
     return true;
   }

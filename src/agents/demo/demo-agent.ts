@@ -5,17 +5,19 @@
  * - reads $CAESAR_TASK_FILE, and the brief on stdin (the prompt never travels on argv);
  * - prints its native stream on stdout (one JSON object per line: say, think, step begin/end, progress, edit, usage,
  *   done) — the demo adapter translates it into caesar.event/v1, the supervisor being the only events writer;
- * - when the objective asks for it ("ask", "question"), drops questions/<id>.json and waits for answers/<id>.json
+ * - when the objective asks for it ("ask", "question"), drops questions/<id>.json (a question fitting the objective) and waits for answers/<id>.json
  *   through fs.watch, marking the question expired if no answer comes in time;
- * - makes a real edit in its workspace (a file named in the objective, else CAESAR_DEMO.md), except in read-only mode;
+ * - makes a real edit in its workspace, valid for the file's language (a file named in the objective, or for a
+ *   follow-up in the continued task's objective, else CAESAR_DEMO.md), except in read-only mode; a follow-up rewrites
+ *   the line its previous note is on (./demo-work.ts);
  * - writes $CAESAR_REPORT_PATH last, then exits. Steps are paced (CAESAR_DEMO_DELAY_MS, default 300 ms) so a person
  *   can follow it.
  * With `--acp` it speaks the Agent Client Protocol instead (./acp-mode.ts, the only part that uses a package: the
  * ACP SDK, bundled in and loaded only in that mode).
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, watch, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { Task } from './task';
+import { editedText, firstLine, noteFor, previousObjective, questionFor, targetFile, type Task } from './demo-work';
 
 const delayMs = numberFromEnv('CAESAR_DEMO_DELAY_MS', 300);
 const started = Date.now();
@@ -44,12 +46,6 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** A file name mentioned in the objective (e.g. "write NOTES.md"), else CAESAR_DEMO.md. Never outside the workspace. */
-function targetFile(objective: string): string {
-  const match = /(?:^|\s)([A-Za-z0-9_][A-Za-z0-9_.-]*\.(?:md|txt|json|ts|js|py|rs|go|html|css|toml|yaml|yml))\b/.exec(objective);
-  return match?.[1] ?? 'CAESAR_DEMO.md';
 }
 
 function wantsQuestion(objective: string): boolean {
@@ -113,19 +109,14 @@ async function main(): Promise<void> {
   }
 
   const changes: Array<{ path: string; action: 'created' | 'modified'; summary: string }> = [];
-  const file = targetFile(task.objective);
+  const file = targetFile(task.objective, task.context);
+  let summary = 'The demo agent looked at the workspace and changed nothing (read-only).';
   if (task.mode === 'write') {
-    const target = path.join(task.workspace, file);
-    emit({ kind: 'step', phase: 'begin', id: 'demo-2', tool: 'edit', input: file });
-    await pause();
-    const existed = existsSync(target);
-    const line = `- ${new Date().toISOString()} — ${task.objective.split('\n')[0]!.slice(0, 200)}${answer ? ` (answer: ${answer})` : ''}\n`;
-    if (existed) appendFileSync(target, line);
-    else writeFileSync(target, `# Written by the Caesar demo agent\n\n${line}`);
-    const action = existed ? 'modified' : 'created';
-    changes.push({ path: file, action, summary: 'one line appended by the demo agent' });
-    emit({ kind: 'step', phase: 'end', id: 'demo-2', tool: 'edit', input: file, ok: true });
-    emit({ kind: 'edit', path: target, action });
+    const change = await editTarget(task, file, answer);
+    if (change) changes.push(change);
+    summary = change
+      ? `The demo agent ${change.action} ${file}${answer ? ` using the answer "${answer}"` : ''}: ${change.summary}.`
+      : `The demo agent left ${file} alone: it is not a JSON object it could add a note to.`;
   } else {
     emit({ kind: 'say', text: 'Read-only task: I leave every file as it is.' });
   }
@@ -136,10 +127,6 @@ async function main(): Promise<void> {
   emit({ kind: 'step', phase: 'end', id: 'demo-3', tool: 'check', input: `read back ${file}`, ok: true });
   emit({ kind: 'progress', message: 'Done', pct: 100 });
 
-  const summary =
-    task.mode === 'write'
-      ? `The demo agent ${changes[0]?.action ?? 'edited'} ${file}${answer ? ` using the answer "${answer}"` : ''}.`
-      : 'The demo agent looked at the workspace and changed nothing (read-only).';
   writeJsonAtomic(reportPath, {
     protocol: 'caesar.report/v1',
     task_id: task.id,
@@ -157,6 +144,23 @@ async function main(): Promise<void> {
   emit({ kind: 'done', status: 'success', summary });
 }
 
+/** The one edit: the note written validly for the file's language; undefined when no valid edit exists. */
+async function editTarget(task: Task, file: string, answer: string | undefined) {
+  const target = path.join(task.workspace, file);
+  emit({ kind: 'step', phase: 'begin', id: 'demo-2', tool: 'edit', input: file });
+  await pause();
+  const oldText = existsSync(target) ? readFileSync(target, 'utf8') : null;
+  const previous = previousObjective(task.context);
+  const newText = editedText(file, oldText, noteFor(task, answer), previous);
+  emit({ kind: 'step', phase: 'end', id: 'demo-2', tool: 'edit', input: file, ok: newText !== undefined });
+  if (newText === undefined) return undefined;
+  writeFileSync(target, newText);
+  const action: 'created' | 'modified' = oldText === null ? 'created' : 'modified';
+  emit({ kind: 'edit', path: target, action });
+  const summary = previous ? `my earlier note revised as asked ("${firstLine(task.objective)}")` : 'one note added by the demo agent';
+  return { path: file, action, summary };
+}
+
 async function ask(task: Task, taskDir: string): Promise<string | undefined> {
   const questionsDir = path.join(taskDir, 'questions');
   const answersDir = path.join(taskDir, 'answers');
@@ -165,8 +169,7 @@ async function ask(task: Task, taskDir: string): Promise<string | undefined> {
   const id = `q_${process.pid}_${Date.now().toString(36)}`;
   const question = {
     id,
-    question: 'Which greeting should the demo write?',
-    options: ['Hello', 'Bonjour', 'Ciao'],
+    ...questionFor(task),
     asked_at: new Date().toISOString(),
   };
   writeJsonAtomic(path.join(questionsDir, `${id}.json`), question);
@@ -197,7 +200,7 @@ process.on('SIGTERM', () => {
 });
 
 if (process.argv.includes('--acp')) {
-  void import('./acp-mode').then((mode) => mode.runAcp({ targetFile, pause: () => pause() }));
+  void import('./acp-mode').then((mode) => mode.runAcp({ pause: () => pause() }));
 } else {
   main().catch((err: unknown) => {
     process.stderr.write(`demo-agent: ${(err as Error)?.stack ?? String(err)}\n`);

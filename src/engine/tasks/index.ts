@@ -5,6 +5,7 @@
  * assemble a use case itself. Being a task's supervisor has its own door beside this one (supervise.ts).
  */
 export { delegateTask, type DelegateTaskOptions, type DelegateTaskRequest, type DelegatedTask } from './delegate-task';
+export { holdsUnappliedWork, removeTask, type RemoveTaskOutcome } from './remove-task';
 export {
   ReviewCommentsFileSchema,
   continueTask,

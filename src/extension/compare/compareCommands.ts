@@ -1,11 +1,12 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import { taskVersionPath, type TaskSummary } from '../../engine/tasks';
-import { oneLine } from '../../common/format';
+import { pickMany, pickOne } from '../picker';
 import { UNTRUSTED_REVIEW } from '../review/baseContent';
 import { baseSideOf } from '../review/openChange';
 import { targetOf } from '../review/target';
 import type { LiveTasks } from '../tasks/liveTasks';
+import { runNumbers, taskTitle } from '../tasks/titles';
 import { compareMarkdown } from './compareTable';
 
 /** `caesar-compare:/Compare.md?<id>,<id>…`: the comparison of those tasks, re-rendered when any of them changes. */
@@ -90,7 +91,10 @@ export function createCompare(deps: CompareDeps): Compare {
       return undefined;
     }
     const [left, right] = await Promise.all(ids.map((id) => versionOf(tasks, id, file)));
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${file} (${ids[0].slice(0, 10)} ↔ ${ids[1].slice(0, 10)})`);
+    const numbers = runNumbers(tasks.list());
+    // Named as the tree names them (agent, run number among re-runs), not by id.
+    const name = (id: string) => `${tasks.get(id)?.state.agent ?? id}${numbers.has(id) ? ` #${numbers.get(id)}` : ''}`;
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${file} (${name(ids[0])} ↔ ${name(ids[1])})`);
     return [left!, right!];
   }
 
@@ -110,11 +114,11 @@ export function createCompare(deps: CompareDeps): Compare {
         const pair = compared.length === 2 ? (compared as [string, string]) : await pickTwo(tasks, compared, fromTree.files[0]!);
         return pair ? compareFile(fromTree.files[0]!, pair).catch(report('compare file')) : undefined;
       }
-      const compared = typeof a === 'string' && typeof b === 'string' ? [a, b] : comparedInFront() ?? tasks.list().map((s) => s.id);
-      const chosenFile = typeof file === 'string' ? file : await pickFile(tasks, compared);
-      if (!chosenFile) return undefined;
-      const pair = typeof a === 'string' && typeof b === 'string' ? ([a, b] as [string, string]) : await pickTwo(tasks, compared, chosenFile);
-      return pair ? compareFile(chosenFile, pair).catch(report('compare file')) : undefined;
+      // Tasks first, then the file: the files offered are those the two tasks changed.
+      const pair = typeof a === 'string' && typeof b === 'string' ? ([a, b] as [string, string]) : await pickTwo(tasks, comparedInFront() ?? tasks.list().map((s) => s.id));
+      if (!pair) return undefined;
+      const chosenFile = typeof file === 'string' ? file : await pickFile(tasks, pair);
+      return chosenFile ? compareFile(chosenFile, pair).catch(report('compare file')) : undefined;
     }),
   ];
   return {
@@ -154,43 +158,68 @@ function sameObjective(tasks: LiveTasks, one: TaskSummary): TaskSummary[] {
   return tasks.list(tasks.rootOf(one.id)).filter((s) => s.state.objective === one.state.objective);
 }
 
+const COMPARE_TASKS = 'Caesar: Compare Tasks';
+const COMPARE_FILE = 'Caesar: Compare File Across Tasks';
+
+/** A task as the pickers name it: its title (numbered among re-runs), its agent and status. */
+function taskItem(tasks: LiveTasks, id: string, numbers: ReadonlyMap<string, number>) {
+  const s = tasks.get(id);
+  return { label: s ? taskTitle(s, numbers) : id, description: s ? `${s.state.agent} · ${s.observed}${s.applied ? ' · applied' : ''}` : '', id };
+}
+
 async function pickTasks(tasks: LiveTasks): Promise<string[] | undefined> {
   const groups = new Map<string, TaskSummary[]>();
   for (const s of tasks.list()) groups.set(`${tasks.rootOf(s.id)}\0${s.state.objective}`, [...(groups.get(`${tasks.rootOf(s.id)}\0${s.state.objective}`) ?? []), s]);
   const objectives = [...groups.values()].filter((g) => g.length > 1);
   type Item = vscode.QuickPickItem & { ids?: string[] };
+  const numbers = runNumbers(tasks.list());
   const items: Item[] = [
-    ...objectives.map((g) => ({ label: oneLine(g[0]!.state.objective), description: `${g.length} tasks: ${g.map((s) => s.state.agent).join(', ')}`, ids: g.map((s) => s.id) })),
+    ...objectives.map((g) => ({ label: taskTitle(g[0]!, new Map()), description: `${g.length} tasks: ${g.map((s) => s.state.agent).join(', ')}`, ids: g.map((s) => s.id) })),
     { label: '$(checklist) Choose tasks…', description: 'any tasks, side by side' },
   ];
-  const picked = await vscode.window.showQuickPick(items, { placeHolder: 'Compare the tasks of which objective?' });
+  const picked = await pickOne(items, { title: COMPARE_TASKS, placeholder: 'Compare the tasks of which objective?' });
   if (!picked) return undefined;
   if (picked.ids) return picked.ids;
-  const chosen = await vscode.window.showQuickPick(
-    tasks.list().map((s) => ({ label: oneLine(s.state.objective), description: `${s.state.agent} · ${s.observed}`, detail: s.id, id: s.id })),
-    { canPickMany: true, placeHolder: 'Compare which tasks? (two or more)' },
+  const chosen = await pickMany(
+    tasks.list().map((s) => taskItem(tasks, s.id, numbers)),
+    { title: `${COMPARE_TASKS}: choose tasks`, placeholder: 'Compare which tasks? (two or more)' },
   );
+  if (chosen && chosen.length === 1) void vscode.window.showInformationMessage('Caesar: choose two tasks or more to compare.');
   return chosen && chosen.length > 1 ? chosen.map((c) => c.id) : undefined;
 }
 
-async function pickFile(tasks: LiveTasks, ids: string[]): Promise<string | undefined> {
+async function pickFile(tasks: LiveTasks, ids: [string, string]): Promise<string | undefined> {
   const files = [...new Set(ids.flatMap((id) => tasks.get(id)?.result?.diff?.files.map((f) => f.path) ?? []))].sort();
   if (files.length === 0) {
     void vscode.window.showInformationMessage('Caesar: these tasks changed no file.');
     return undefined;
   }
-  return vscode.window.showQuickPick(files, { placeHolder: 'Compare which file across tasks?' });
+  const changedBy = (file: string) => ids.filter((id) => tasks.get(id)?.result?.diff?.files.some((f) => f.path === file)).length;
+  const picked = await pickOne(
+    files.map((file) => ({ label: file, description: changedBy(file) === 2 ? 'changed by both' : 'changed by one' })),
+    { title: `${COMPARE_FILE} (2/2): file`, placeholder: 'Compare which file between the two tasks?' },
+  );
+  return picked?.label;
 }
 
-/** Two tasks to diff `file` between; those that changed it come first and are preselected. */
-async function pickTwo(tasks: LiveTasks, ids: string[], file: string): Promise<[string, string] | undefined> {
-  const changed = (id: string) => tasks.get(id)?.result?.diff?.files.some((f) => f.path === file) ?? false;
+/** Two tasks to diff a file between; with `file`, those that changed it come first and are preselected. */
+async function pickTwo(tasks: LiveTasks, ids: string[], file?: string): Promise<[string, string] | undefined> {
+  if (ids.length < 2) {
+    void vscode.window.showInformationMessage('Caesar: comparing a file needs two tasks.');
+    return undefined;
+  }
+  const changed = (id: string) => (file ? (tasks.get(id)?.result?.diff?.files.some((f) => f.path === file) ?? false) : true);
   const ordered = [...ids.filter(changed), ...ids.filter((id) => !changed(id))];
-  const items = ordered.map((id, i) => {
-    const s = tasks.get(id);
-    return { label: s ? `${s.state.agent} · ${s.observed}` : id, description: changed(id) ? 'changed it' : 'did not change it', detail: id, id, picked: i < 2 };
+  const numbers = runNumbers(tasks.list());
+  const items = ordered.map((id, i) => ({
+    ...taskItem(tasks, id, numbers),
+    ...(file ? { detail: changed(id) ? `changed ${file}` : `did not change ${file}` } : {}),
+    picked: file !== undefined && i < 2,
+  }));
+  const picked = await pickMany(items, {
+    title: file ? `${COMPARE_FILE}: ${file}` : `${COMPARE_FILE} (1/2): tasks`,
+    placeholder: file ? `Which two tasks' versions of ${file}?` : 'Which two tasks? Check two',
   });
-  const picked = await vscode.window.showQuickPick(items, { canPickMany: true, placeHolder: `Which two tasks' versions of ${file}?` });
   if (!picked) return undefined;
   if (picked.length !== 2) {
     void vscode.window.showInformationMessage('Caesar: choose exactly two tasks to compare a file between.');

@@ -1,5 +1,5 @@
 import { loadConfig, type IsolationRequest, type ModeName, type NetworkRequest } from '../../config';
-import { agentCatalogue, agentStatuses, describeCapabilities, listRoles, type AgentStatus, type RoleStatus } from '../../engine/tasks';
+import { agentCatalogue, agentStatuses, listRoles, type AgentStatus, type RoleStatus } from '../../engine/tasks';
 
 /** One row of the "agent or role" step: what delegating to it would do today, computed by the engine. */
 export interface TargetChoice {
@@ -9,7 +9,7 @@ export interface TargetChoice {
   label: string;
   /** "installed", "not found", "refused by policy", or the agent a role picks. */
   verdict: string;
-  /** Why it cannot be used (not found on PATH, the policy rule and its remedy), or what it is. */
+  /** Why it cannot be used (not found on PATH, the policy rule and its remedy), or what it is (name, transport, abilities). */
   detail: string;
   usable: boolean;
   /** Whether the agent (or the agent a role picks) takes a model. */
@@ -33,17 +33,32 @@ export async function loadDelegateChoices(root: string, trusted: boolean, env: N
   const byId = new Map(agents.map((a) => [a.id, a]));
   const policy = loaded.config.policy;
   return {
-    targets: [...roles.map((r) => roleChoice(r, byId)), ...agents.map(agentChoice)],
+    targets: [...roles.map((r) => roleChoice(r, byId)), ...agents.map((a) => agentChoice(a, loaded.config.transports[a.id] ?? 'stream'))],
     defaults: { mode: policy.default_mode, isolation: policy.default_isolation, network: policy.default_network },
     // What was left out, and the loosenings of the user's policy the repository asked for and did not get.
     ignored: [...loaded.ignored, ...loaded.notes.map((n) => n.message)],
   };
 }
 
-function agentChoice(a: AgentStatus): TargetChoice {
-  const caps = describeCapabilities(a.capabilities);
+/** What an agent's capabilities mean to the person picking it, in words (not flags). */
+export function capabilityWords(caps: AgentStatus['capabilities']): string[] {
+  if (!caps) return [];
+  const network = { open: 'network always open', controllable: 'network can be closed', 'write-only': 'network only when writing', unknown: '' }[caps.network];
+  return [
+    network,
+    caps.nativeReadOnly ? 'read-only mode' : '',
+    caps.model ? 'takes a model' : '',
+    caps.schemaTier || caps.channel ? 'structured report' : '',
+    caps.reportsUsage ? 'reports usage' : '',
+  ].filter(Boolean);
+}
+
+function agentChoice(a: AgentStatus, transport: string): TargetChoice {
   let verdict = 'installed';
-  let detail = [a.location, caps].filter(Boolean).join(' · ');
+  // Its name, how it is driven and what it can do; not where its binary lies (the built-in demo's is Node's own).
+  let detail = [a.display_name !== a.id ? a.display_name : '', a.version ?? '', `over ${transport === 'acp' ? 'ACP' : 'its native stream'}`, ...capabilityWords(a.capabilities)]
+    .filter(Boolean)
+    .join(' · ');
   if (!a.installed) {
     verdict = 'not found';
     detail = `its program was not found on PATH${a.install_hint ? ` — ${a.install_hint}` : ''}`;

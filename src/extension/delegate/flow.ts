@@ -284,8 +284,13 @@ export class DelegateFlow extends Disposable {
           pick.placeholder = unusable.map((t) => `${t.name} cannot be used: ${t.verdict}`).join('; ');
           return;
         }
-        if (chosen.length === 0) {
-          pick.placeholder = 'Check at least one agent';
+        // One agent is "Delegate Task": said, instead of silently starting a single task nothing is compared with.
+        if (chosen.length < 2) {
+          const usable = choices.targets.filter((t) => t.kind === 'agent' && t.usable).length;
+          pick.placeholder =
+            usable < 2
+              ? `Only ${usable} agent can be used here: delegate to it with Caesar: Delegate Task (install another agent to compare)`
+              : `Check two or more agents to compare (${chosen.length} checked); for one agent, use Caesar: Delegate Task`;
           return;
         }
         settle(chosen.map((t) => t.name));
@@ -339,10 +344,11 @@ export class DelegateFlow extends Disposable {
   }
 }
 
+/**
+ * The rows of the agent step: the usable agents (the default first), the usable roles, then — after a separator —
+ * what cannot be used here and why, so the row Enter picks is at the top and a person reads what works first.
+ */
 function targetItems(targets: TargetChoice[], initial: TargetChoice | undefined): TargetItem[] {
-  const items: TargetItem[] = [];
-  const roles = targets.filter((t) => t.kind === 'role');
-  const agents = targets.filter((t) => t.kind === 'agent');
   const row = (t: TargetChoice): TargetItem => ({
     label: `${t.usable ? '$(check)' : t.verdict === 'not found' ? '$(circle-slash)' : '$(shield)'} ${t.label}`,
     description: `${t.verdict}${t === initial ? ' · default' : ''}`,
@@ -350,9 +356,13 @@ function targetItems(targets: TargetChoice[], initial: TargetChoice | undefined)
     buttons: t.usable ? [OPTIONS_BUTTON] : [],
     target: t,
   });
+  const defaultFirst = (list: TargetChoice[]) => [...list].sort((a, b) => Number(b === initial) - Number(a === initial));
+  const agents = defaultFirst(targets.filter((t) => t.kind === 'agent' && t.usable));
+  const roles = defaultFirst(targets.filter((t) => t.kind === 'role' && t.usable));
+  const unusable = targets.filter((t) => !t.usable).sort((a, b) => Number(a.kind === 'role') - Number(b.kind === 'role'));
+  const items: TargetItem[] = [];
+  if (agents.length) items.push({ label: 'Agents', kind: vscode.QuickPickItemKind.Separator }, ...agents.map(row));
   if (roles.length) items.push({ label: 'Roles', kind: vscode.QuickPickItemKind.Separator }, ...roles.map(row));
-  // Usable agents first: the list is read top-down, and the default sits at the top of its group.
-  const sorted = [...agents].sort((a, b) => Number(b.usable) - Number(a.usable) || Number(b === initial) - Number(a === initial));
-  if (agents.length) items.push({ label: 'Agents', kind: vscode.QuickPickItemKind.Separator }, ...sorted.map(row));
+  if (unusable.length) items.push({ label: 'Not usable here', kind: vscode.QuickPickItemKind.Separator }, ...unusable.map(row));
   return items;
 }

@@ -1,7 +1,9 @@
 import * as vscode from 'vscode';
 import { continueTask, isActive, type ContinuedTask, type TaskSummary } from '../../engine/tasks';
 import { activeEditorTarget, pickTaskTarget, targetOf } from '../review/target';
+import { askText } from '../picker';
 import type { LiveTasks } from '../tasks/liveTasks';
+import { runNumbers, taskTitle } from '../tasks/titles';
 import { ReviewComments, replyLine } from './reviewComments';
 
 export interface FollowupDeps {
@@ -49,11 +51,11 @@ export function createFollowup(deps: FollowupDeps): Followup {
     const pending = await comments.unsent(taskId);
     const text =
       feedback ??
-      (await vscode.window.showInputBox({
-        title: `Continue with Feedback: ${summary.state.agent}`,
+      (await askText({
+        // Which task: its title (numbered among re-runs) and agent, as the Tasks view names it.
+        title: `Caesar: Continue with Feedback — ${taskTitle(summary, runNumbers(tasks.list(tasks.rootOf(taskId))))} (${summary.state.agent})`,
         prompt: `A new task on ${summary.state.agent}, starting from this task's result.${pending.length ? ` Your ${pending.length} review comment(s) are sent with it.` : ''}`,
-        placeHolder: pending.length ? 'What else should change? (may be empty: the comments say it)' : 'What should change?',
-        ignoreFocusOut: true,
+        placeholder: pending.length ? 'What else should change? (may be empty: the comments say it)' : 'What should change?',
       }));
     if (text === undefined) return undefined;
     if (!text.trim() && pending.length === 0) {

@@ -5,7 +5,9 @@ import { isActive, type TaskSummary } from '../../engine/tasks';
 import type { TaskActivity } from './activity';
 import { formatUsage } from './format';
 import type { LiveTasks, TaskRoot } from './liveTasks';
-import { ChangedFileNode, DetailNode, ErrorNode, FolderNode, MoreNode, QuestionNode, TaskNode, ToolCallNode, UsageNode, type ChangedFile } from './nodes';
+import { ChangedFileNode, DetailNode, ErrorNode, FolderNode, MoreNode, QuestionNode, TaskNode, ToolCallNode, ToolCallsNode, UsageNode, type ChangedFile } from './nodes';
+import { TaskFilter } from './taskFilter';
+import { runNumbers, taskTitle } from './titles';
 
 export { DetailNode, FolderNode, TaskNode };
 export type TaskTreeNode = FolderNode | TaskNode | DetailNode;
@@ -13,8 +15,9 @@ export type TaskTreeNode = FolderNode | TaskNode | DetailNode;
 /**
  * The "Tasks" tree. It adapts LiveTasks (summaries + folded events) to nodes, one class per kind (tasks/nodes/), and
  * holds nothing else: every label is computed from the caches when VS Code asks for it. Tasks delegated by another
- * task are nested under it (orphans, whose parent is gone, stay at the top); with several folders in the window,
- * the top level is one node per folder.
+ * task are nested under it (orphans, whose parent is gone or filtered out, stay at the top); with several folders in
+ * the window, the top level is one node per folder. The filter (./taskFilter.ts) leaves tasks out by category and
+ * those Clear Finished hid.
  */
 export class TasksTreeProvider extends Disposable implements vscode.TreeDataProvider<TaskTreeNode> {
   private readonly nodes = new Map<string, TaskNode>();
@@ -28,10 +31,25 @@ export class TasksTreeProvider extends Disposable implements vscode.TreeDataProv
   /** Fires with each list of children handed to the view for a task: what a user expanding it was shown. */
   readonly onDidServeChildren = this.served.event;
 
-  constructor(private readonly tasks: LiveTasks) {
+  /** Run numbers of re-runs (titles "… #2"), recomputed when the task list changes. */
+  private numbers: Map<string, number> | undefined;
+  readonly filter: TaskFilter;
+
+  constructor(
+    private readonly tasks: LiveTasks,
+    memento: vscode.Memento,
+  ) {
     super();
+    this.filter = this._register(new TaskFilter(memento));
+    this._register(
+      this.filter.onDidChange(() => {
+        this.shownShape = this.shape();
+        this.emitter.fire(undefined);
+      }),
+    );
     this._register(
       tasks.onDidChange((ids) => {
+        this.numbers = undefined;
         // A root refresh makes VS Code drop its cached nodes and cancel children being fetched (a task being expanded
         // shows nothing new, or only its files): only when a task appeared, went, moved or changed parent. A running
         // task's events change its own row alone.
@@ -84,12 +102,24 @@ export class TasksTreeProvider extends Disposable implements vscode.TreeDataProv
     return children;
   }
 
-  /** The task ids in display order with their parents, as one comparable string. */
+  /** The shown task ids in display order with their parents (and the filter), as one comparable string. */
   private shape(): string {
-    return this.tasks
+    return `${this.filter.stamp}\n${this.tasks
       .list()
-      .map((s) => `${this.tasks.rootOf(s.id)}:${s.id}<${this.tasks.parentOf(s.id) ?? ''}`)
-      .join('\n');
+      .filter((s) => this.filter.visible(s))
+      .map((s) => `${this.tasks.rootOf(s.id)}:${s.id}<${this.shownParentOf(s.id) ?? ''}${this.filter.filtering ? `:${categoryKey(s)}` : ''}`)
+      .join('\n')}`;
+  }
+
+  /** The parent a task is shown under: its listed parent when that one is shown too, else none (the top level). */
+  private shownParentOf(id: string): string | undefined {
+    const parent = this.tasks.parentOf(id);
+    const summary = parent ? this.tasks.get(parent) : undefined;
+    return summary && this.filter.visible(summary) ? parent : undefined;
+  }
+
+  private shownSubtasksOf(id: string): TaskSummary[] {
+    return this.tasks.subtasksOf(id).filter((s) => this.filter.visible(s));
   }
 
   private fireFor(id: string): void {
@@ -110,7 +140,11 @@ export class TasksTreeProvider extends Disposable implements vscode.TreeDataProv
       const activity = await this.tasks.activity(element.taskId);
       const summary = this.tasks.get(element.taskId);
       if (!summary) return [];
-      return [...this.tasks.subtasksOf(element.taskId).map((s) => this.nodeFor(s.id)), ...detailsOf(summary, activity)];
+      return [...this.shownSubtasksOf(element.taskId).map((s) => this.nodeFor(s.id)), ...detailsOf(summary, activity)];
+    }
+    if (element instanceof ToolCallsNode) {
+      const activity = await this.tasks.activity(element.taskId);
+      return toolCallsOf(element.taskId, activity);
     }
     return [];
   }
@@ -118,8 +152,28 @@ export class TasksTreeProvider extends Disposable implements vscode.TreeDataProv
   private topLevelTasks(root?: string): TaskNode[] {
     return this.tasks
       .list(root)
-      .filter((s) => this.tasks.parentOf(s.id) === undefined)
+      .filter((s) => this.filter.visible(s) && this.shownParentOf(s.id) === undefined)
       .map((s) => this.nodeFor(s.id));
+  }
+
+  /** The newest task of a root's top level (by creation): shown expanded, as the one a person looks at next. */
+  private isNewest(summary: TaskSummary): boolean {
+    const root = this.tasks.rootOf(summary.id);
+    let newest: TaskSummary | undefined;
+    for (const s of this.tasks.list(root)) {
+      if (this.tasks.parentOf(s.id) !== undefined || !this.filter.visible(s)) continue;
+      if (!newest || s.state.created_at > newest.state.created_at) newest = s;
+    }
+    return newest?.id === summary.id;
+  }
+
+  /** The task's label: its short title, numbered among the runs of one objective in its folder. */
+  titleOf(summary: TaskSummary): string {
+    if (!this.numbers) {
+      this.numbers = new Map();
+      for (const root of this.tasks.roots) for (const [id, n] of runNumbers(this.tasks.list(root.root))) this.numbers.set(id, n);
+    }
+    return taskTitle(summary, this.numbers);
   }
 
   private forgetGoneNodes(): void {
@@ -127,9 +181,10 @@ export class TasksTreeProvider extends Disposable implements vscode.TreeDataProv
   }
 
   getParent(element: TaskTreeNode): TaskTreeNode | undefined {
+    if (element instanceof ToolCallNode || element instanceof MoreNode) return this.toolsNodeOf(element.taskId);
     if (element instanceof DetailNode) return this.nodes.get(element.taskId);
     if (element instanceof TaskNode) {
-      const parent = this.tasks.parentOf(element.taskId);
+      const parent = this.shownParentOf(element.taskId);
       if (parent) return this.nodeFor(parent);
       return this.grouped ? this.folderNode(this.tasks.taskRootOf(element.taskId)) : undefined;
     }
@@ -144,7 +199,13 @@ export class TasksTreeProvider extends Disposable implements vscode.TreeDataProv
     }
     const summary = this.tasks.get(element.taskId);
     if (!summary) return new vscode.TreeItem(element.taskId);
-    return element.treeItem(summary, this.tasks.subtasksOf(element.taskId).length);
+    return element.treeItem(summary, this.shownSubtasksOf(element.taskId).length, { title: this.titleOf(summary), expand: this.isNewest(summary) });
+  }
+
+  /** The "N tool calls" row a tool call sits under (rebuilt as the rows are: matched by id). */
+  private toolsNodeOf(taskId: string): ToolCallsNode | undefined {
+    const summary = this.tasks.get(taskId);
+    return summary ? new ToolCallsNode(taskId, 0, 0, isActive(summary.observed)) : undefined;
   }
 
   /** A render clock for elapsed times and silence, running only while some task is active. Reads no file. */
@@ -161,7 +222,10 @@ export class TasksTreeProvider extends Disposable implements vscode.TreeDataProv
   }
 }
 
-/** A task's rows under it: its error, pending questions, reported errors, changed files, usage, latest tool calls. */
+/**
+ * A task's rows under it: its error, pending questions, reported errors, changed files, usage, then its tool calls
+ * under one "N tool calls" row (files first: what the task did reads before how).
+ */
 function detailsOf(summary: TaskSummary, activity: TaskActivity): DetailNode[] {
   const id = summary.id;
   const out: DetailNode[] = [];
@@ -171,10 +235,26 @@ function detailsOf(summary: TaskSummary, activity: TaskActivity): DetailNode[] {
   out.push(...changedFiles(summary, activity).map((f) => new ChangedFileNode(id, f)));
   const usage = formatUsage(summary.result?.usage ?? summary.state.usage);
   if (usage) out.push(new UsageNode(id, usage));
+  if (activity.toolCallCount > 0) {
+    const running = activity.toolCalls.filter((c) => c.status === 'running').length;
+    out.push(new ToolCallsNode(id, activity.toolCallCount, running, isActive(summary.observed)));
+  }
+  return out;
+}
+
+/** The rows of "N tool calls": the latest calls kept, after a row standing for the earlier ones. */
+function toolCallsOf(id: string, activity: TaskActivity): DetailNode[] {
+  const out: DetailNode[] = [];
   const hidden = activity.toolCallCount - activity.toolCalls.length;
   if (hidden > 0) out.push(new MoreNode(id, hidden));
   for (const call of activity.toolCalls) out.push(new ToolCallNode(id, call));
   return out;
+}
+
+/** What changes a task's presence in a filtered tree: its category (e.g. finished, applied, discarded). Unfiltered, a
+ * task's finish refreshes its own row only (a root refresh cancels children being fetched). */
+function categoryKey(s: TaskSummary): string {
+  return `${isActive(s.observed) ? 'a' : 'f'}${s.applied ? 'p' : ''}${s.discarded ? 'd' : ''}`;
 }
 
 /** The git-verified diff once the task has a result; until then, the files its events say it touched. */

@@ -42,6 +42,9 @@ function agentPid(repo: string, id: string): Promise<number> {
   return waitFor('the agent pid', async () => (await new TaskStore(repo).get(id))?.state.agent_pid);
 }
 
+/** The demo agent's test-only fault modes ("crash", "escape" in the objective) are on only with this switch. */
+const FAULTS = { CAESAR_DEMO_FAULTS: '1' };
+
 function toolStatuses(events: ProtocolEvent[], id: string): string[] {
   return events.flatMap((e) => (e.type === 'tool_use' && e.id === id ? [e.status] : []));
 }
@@ -116,7 +119,7 @@ describe('ACP transport: the demo agent over ACP through the real supervisor', f
 
   it('allow-in-worktree answers by itself; a client write outside the worktree is refused', async () => {
     const repo = makeRepo();
-    const { id } = await startAcp(repo, { permissions: 'allow-in-worktree', objective: `Write ${NOTES}, then try to escape` });
+    const { id } = await startAcp(repo, { permissions: 'allow-in-worktree', objective: `Write ${NOTES}, then try to escape` }, FAULTS);
     const done = await waitForFinished(repo, id);
     assert.equal(done.state.status, 'succeeded', done.result.report.summary);
     assert.ok(progress(done.events).some((m) => /answered automatically: Allow \(allow_once\) — the task runs in its own worktree/.test(m)));
@@ -125,6 +128,16 @@ describe('ACP transport: the demo agent over ACP through the real supervisor', f
     assert.ok(!existsSync(outside), `${outside} must not exist`);
     assert.deepEqual(toolStatuses(done.events, 'demo-escape'), ['started', 'failed']);
     assert.ok(done.events.some((e) => e.type === 'message' && /refused: .*outside the task's workspace/.test(e.text)), 'the refusal reached the agent');
+  });
+
+  it('without the test-only switch, "crash" and "escape" in an objective are ordinary words: no exit, no write outside', async () => {
+    const repo = makeRepo();
+    const { id } = await startAcp(repo, { permissions: 'allow-in-worktree', objective: `Write ${NOTES} about the crash, then escape the quotes` });
+    const done = await waitForFinished(repo, id);
+    assert.equal(done.state.status, 'succeeded', done.result.report.summary);
+    assert.deepEqual(done.result.diff?.files.map((f) => f.path), [NOTES]);
+    assert.deepEqual(toolStatuses(done.events, 'demo-escape'), [], 'no write outside the workspace was tried');
+    assert.ok(!existsSync(path.resolve(done.state.worktree!, '..', `escape-${id}.txt`)));
   });
 
   it('policy "deny" rejects without asking', async () => {
@@ -148,7 +161,7 @@ describe('ACP transport: the demo agent over ACP through the real supervisor', f
 
   it('an update of unknown kind stays in raw.log and is not fatal; an agent dying mid-turn fails the task clearly', async () => {
     const repo = makeRepo();
-    const { id } = await startAcp(repo, { objective: 'crash in the middle' });
+    const { id } = await startAcp(repo, { objective: 'crash in the middle' }, FAULTS);
     const done = await waitForFinished(repo, id);
     assert.match(readFileSync(taskPaths(repo, id).rawLog, 'utf8'), /"sessionUpdate":"demo_unknown_update"/);
     assert.equal(done.state.status, 'failed');

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
 import type { ApplyOutcome, DelegatedTask, DiscardOutcome } from '../../../src/engine/tasks';
-import { EXTENSION_ID, caesar, runInTerminal, until, workspaceDir } from './helpers';
+import { EXTENSION_ID, caesar, rowsOf, runInTerminal, until, workspaceDir } from './helpers';
 
 // Real tasks: the fixture agent runs under `caesar run --isolation worktree` from a terminal, writing FIXTURE_FILES in
 // its worktree; the commands then act on the real workspace, and each test checks the files on disk.
@@ -167,7 +167,7 @@ describe('Review and apply a task from the editor', () => {
     const objective = `Review test cancel (${Date.now()})`;
     const gate = path.join(api.root, '.caesar', `never-opened-${Date.now()}`);
     const exited = runInTerminal('caesar cancel', `caesar run --agent fixture --isolation worktree ${JSON.stringify(objective)}`, { ...FAST, FIXTURE_GATE: gate });
-    let tree = await api.waitForTree((t) => byObjective(t, objective)?.children.some((c) => c.label === 'slow_step' && c.icon === 'loading~spin') ?? false, 60_000);
+    let tree = await api.waitForTree((t) => rowsOf(byObjective(t, objective) ?? ({ children: [] } as unknown as TreeItemSnapshot)).some((c) => c.label === 'slow_step' && c.icon === 'loading~spin'), 60_000);
     const id = byObjective(tree, objective)!.id;
     assert.match(byObjective(tree, objective)!.contextValue, /^task\.running/);
     const cancel = (await vscode.commands.executeCommand('caesar.cancel', id)) as { requested: boolean };

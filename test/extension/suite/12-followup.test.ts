@@ -68,6 +68,13 @@ describe('Follow-up: review comments and Continue with Feedback', () => {
     assert.equal(stored.version, 1);
     assert.deepEqual(stored.comments.map((c) => [c.file, c.line, c.text]), [['followup/one.txt', 1, 'from an earlier session'], ['followup/one.txt', 1, 'write "two" here'], ['fixture-notes.md', 3, 'drop this line']]);
 
+    // Without feedback given, the input box says which task it continues (its title and agent), not only the agent.
+    const asking = vscode.commands.executeCommand('caesar.continueWithFeedback', id);
+    const box = await api.pickers.waitFor(/^Caesar: Continue with Feedback — /, 10_000);
+    assert.equal(box.title, `Caesar: Continue with Feedback — ${old.state.objective} (fixture)`);
+    box.input.hide();
+    assert.equal(await asking, undefined, 'dismissed: nothing started');
+
     const continued = (await vscode.commands.executeCommand('caesar.continueWithFeedback', id, 'Also write followup/two.txt')) as ContinuedTask;
     assert.ok(continued?.id && continued.id !== id, 'a new task was delegated');
     assert.equal(continued.launch.agent, 'fixture');

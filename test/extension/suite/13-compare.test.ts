@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
 import type { CompareShown } from '../../../src/extension/compare';
-import { caesar, runInTerminal, workspaceDir } from './helpers';
+import { caesar, runInTerminal, sleep, workspaceDir } from './helpers';
 
 // Compare Tasks on two real tasks of one objective (the fixture agent, each in its worktree, writing different
 // files); the document's figures are checked against the tasks' own result.json, and Compare File opens the two
@@ -36,8 +36,11 @@ describe('Compare: tasks of one objective side by side', () => {
     const objective = `Compare test (${Date.now()})`;
     await run('compare-a', objective, { 'cmp/a.txt': 'first\nsecond\n' });
     await run('compare-b', objective, { 'cmp/a.txt': 'uno\n', 'cmp/b.txt': 'b\nb\nb\n' });
-    const tree = await api.waitForTree((t: TreeItemSnapshot[]) => t.filter((x) => x.label === objective && x.icon === 'pass').length === 2, 60_000);
-    const ids = tree.filter((x) => x.label === objective).map((x) => x.id);
+    // Two runs of one objective: the second is numbered in the tree, as re-runs are.
+    const same = (x: TreeItemSnapshot) => x.label === objective || x.label === `${objective} #2`;
+    const tree = await api.waitForTree((t: TreeItemSnapshot[]) => t.filter((x) => same(x) && x.icon === 'pass').length === 2, 60_000);
+    const ids = tree.filter(same).map((x) => x.id);
+    assert.deepEqual(tree.filter(same).map((x) => x.label).sort(), [objective, `${objective} #2`].sort());
 
     const shown = (await vscode.commands.executeCommand('caesar.compareTasks', ids[0])) as CompareShown;
     assert.deepEqual([...shown.ids].sort(), [...ids].sort(), 'one task brings every task of its objective');
@@ -65,6 +68,23 @@ describe('Compare: tasks of one objective side by side', () => {
     // Selected tasks (the tree's multi-selection) are compared as given.
     const selected = (await vscode.commands.executeCommand('caesar.compareTasks', [taskSecond, taskFirst])) as CompareShown;
     assert.deepEqual(selected.ids, [taskSecond, taskFirst]);
+
+    // From the palette: the tasks first (named by title, the re-run numbered), then a file they changed; titled pickers.
+    const fromPalette = vscode.commands.executeCommand('caesar.compareFile');
+    const tasksPick = await api.pickers.waitFor(/^Caesar: Compare File Across Tasks \(1\/2\): tasks$/, 10_000);
+    const rows = (tasksPick.input as vscode.QuickPick<vscode.QuickPickItem & { id?: string }>).items;
+    assert.deepEqual(rows.map((r) => r.label).sort(), [objective, `${objective} #2`].sort(), 'no raw ids');
+    (tasksPick.input as vscode.QuickPick<vscode.QuickPickItem>).selectedItems = rows;
+    await sleep(300);
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    const filePick = await api.pickers.waitFor(/^Caesar: Compare File Across Tasks \(2\/2\): file$/, 10_000);
+    const fileRows = (filePick.input as vscode.QuickPick<vscode.QuickPickItem>).items;
+    assert.deepEqual(fileRows.map((r) => [r.label, r.description]), [['cmp/a.txt', 'changed by both'], ['cmp/b.txt', 'changed by one'], ['fixture-notes.md', 'changed by both']]);
+    (filePick.input as vscode.QuickPick<vscode.QuickPickItem>).activeItems = [fileRows[1]!];
+    await sleep(300);
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    const paletteSides = (await fromPalette) as [vscode.Uri, vscode.Uri];
+    assert.ok(paletteSides?.some((u) => u.path.endsWith('cmp/b.txt')), `the chosen file is diffed: ${JSON.stringify(paletteSides)}`);
 
     const sides = (await vscode.commands.executeCommand('caesar.compareFile', 'cmp/a.txt', taskFirst, taskSecond)) as [vscode.Uri, vscode.Uri];
     const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;

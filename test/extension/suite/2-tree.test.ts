@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import * as path from 'node:path';
-import { caesar, event, find, handWrittenTask, record, writeJson } from './helpers';
+import { caesar, event, find, handWrittenTask, record, rowsOf, writeJson } from './helpers';
 
 const ago = (ms: number) => new Date(Date.now() - ms);
 
@@ -38,7 +38,7 @@ describe('Tasks tree (hand-written task directories)', () => {
       status: 'succeeded', objective: 'Refactor a.ts', started_at: t0.toISOString(), ended_at: at(12).toISOString(),
       created_at: t0.toISOString(),
     }, events, result);
-    const tree = await api.waitForTree((t) => find(t, id)?.icon === 'pass' && find(t, id)!.children.some((c) => c.label === 'shell'), 5_000, [id]);
+    const tree = await api.waitForTree((t) => find(t, id)?.icon === 'pass' && rowsOf(find(t, id)!).some((c) => c.label === 'shell'), 5_000, [id]);
     const appearedMs = Date.now() - written;
     record('handWrittenTaskAppearsMs', appearedMs);
     assert.ok(appearedMs < 1000, `appeared after ${appearedMs} ms`);
@@ -46,7 +46,13 @@ describe('Tasks tree (hand-written task directories)', () => {
     const task = find(tree, id)!;
     assert.equal(task.label, 'Refactor a.ts');
     assert.match(task.description, /^fixture · succeeded · 12s · 12k tok · \$0\.012$/);
-    const byLabel = (label: string) => task.children.find((c) => c.label === label);
+    const byLabel = (label: string) => rowsOf(task).find((c) => c.label === label);
+    // Files first; the tool calls of a finished task under one collapsed row after them.
+    assert.deepEqual(task.children.map((c) => c.contextValue), ['error', 'file', 'file', 'usage', 'tools']);
+    const tools = task.children.find((c) => c.contextValue === 'tools')!;
+    assert.equal(tools.label, '2 tool calls');
+    assert.equal(tools.collapsible, 'collapsed');
+    assert.deepEqual(tools.children.map((c) => c.label), ['read', 'shell']);
     assert.equal(byLabel('a.ts')?.description, 'src · +3 −1 · modified');
     assert.equal(byLabel('a.ts')?.icon, 'diff-modified');
     assert.equal(byLabel('new.md')?.description, 'docs · +12 −0 · created');
@@ -71,13 +77,13 @@ describe('Tasks tree (hand-written task directories)', () => {
 
     const appended = Date.now();
     task.appendEvents([event(id, 1, new Date(), { type: 'tool_use', tool: 'grep', input_summary: 'TODO', status: 'started', id: 'g1' })]);
-    tree = await api.waitForTree((t) => find(t, id)?.children.some((c) => c.label === 'grep' && c.icon === 'loading~spin') ?? false, 5_000);
+    tree = await api.waitForTree((t) => (find(t, id) ? rowsOf(find(t, id)!) : []).some((c) => c.label === 'grep' && c.icon === 'loading~spin'), 5_000);
     record('liveToolChildAppearsMs', Date.now() - appended);
-    assert.match(find(tree, id)!.children.find((c) => c.label === 'grep')!.description, /running/);
+    assert.match(rowsOf(find(tree, id)!).find((c) => c.label === 'grep')!.description, /running/);
 
     task.appendEvents([event(id, 2, new Date(Date.now() + 1500), { type: 'tool_use', tool: 'grep', input_summary: 'TODO', status: 'succeeded', id: 'g1' })]);
-    tree = await api.waitForTree((t) => find(t, id)?.children.some((c) => c.label === 'grep' && c.icon === 'tools') ?? false, 5_000);
-    assert.match(find(tree, id)!.children.find((c) => c.label === 'grep')!.description, /^TODO · 1s$/);
+    tree = await api.waitForTree((t) => (find(t, id) ? rowsOf(find(t, id)!) : []).some((c) => c.label === 'grep' && c.icon === 'tools'), 5_000);
+    assert.match(rowsOf(find(tree, id)!).find((c) => c.label === 'grep')!.description, /^TODO · 1s$/);
 
     // A pending question puts the task first, changes its icon and the badge counts questions.
     writeJson(path.join(task.dir, 'questions', 'q1.json'), { id: 'q1', question: 'Which branch?', options: ['main', 'dev'], asked_at: new Date().toISOString() });

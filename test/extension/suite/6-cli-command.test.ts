@@ -1,16 +1,22 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { InstallCliResult } from '../../../src/extension/cliCommand';
+import type { CaesarApi } from '../../../src/extension/api';
 import { caesar } from './helpers';
 
 // "Caesar: Install 'caesar' Command in PATH", run as the palette runs it, in the editor's own extension host: the shim
 // it writes must start the bundled CLI with that host's runtime (code-server's Node here, Electron in VS Code).
 describe("the 'caesar' command in PATH", () => {
   const savedPath = process.env.PATH;
+  let theApi: CaesarApi | undefined;
+  const api = () => theApi!;
+  before(async () => {
+    theApi = await caesar();
+  });
   afterEach(() => {
     process.env.PATH = savedPath;
   });
@@ -38,6 +44,20 @@ describe("the 'caesar' command in PATH", () => {
     const shim = readFileSync(result!.file, 'utf8');
     assert.ok(shim.includes(process.execPath), 'it runs the extension host\'s own runtime');
     assert.equal(shim.includes('ELECTRON_RUN_AS_NODE=1'), process.versions.electron !== undefined);
+  });
+
+  it("with ~/.local/bin off PATH it asks, offering a user's bin folders: never an sbin or the package manager's", async () => {
+    await caesar();
+    const base = mkdtempSync(path.join(os.tmpdir(), 'caesar-path-'));
+    for (const dir of ['sbin', 'bin']) mkdirSync(path.join(base, dir));
+    process.env.PATH = `${path.join(base, 'sbin')}:${path.join(base, 'bin')}:/usr/local/sbin:/usr/sbin:/sbin:/usr/bin:/bin`;
+    const asking = vscode.commands.executeCommand<InstallCliResult | undefined>('caesar.installCli');
+    const shown = await api().pickers.waitFor(/^Caesar: Install 'caesar' Command in PATH$/, 10_000);
+    const labels = (shown.input as vscode.QuickPick<vscode.QuickPickItem>).items.map((i) => i.label);
+    assert.ok(labels.includes(path.join(base, 'bin')), JSON.stringify(labels));
+    assert.ok(!labels.some((l) => l.split('/').includes('sbin') || l === '/usr/bin' || l === '/bin'), JSON.stringify(labels));
+    shown.input.hide();
+    assert.equal(await asking, undefined);
   });
 
   it('installs into a given folder off PATH, says so, and uninstall removes only its own shims', async () => {

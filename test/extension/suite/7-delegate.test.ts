@@ -84,6 +84,16 @@ describe('Caesar: Delegate Task', () => {
     assert.equal(pick.activeItems[0], demo, 'the default agent is the active row: Enter picks it');
     const missing = rows.find((r) => r.description?.startsWith('not found'));
     if (missing) assert.match(missing.detail ?? '', /not found on PATH/);
+    // What works comes first; what cannot be used here sits after its own separator (roles with no agent among them).
+    const separators = pick.items.filter((i) => i.kind === vscode.QuickPickItemKind.Separator).map((i) => i.label);
+    const unusableAt = pick.items.findIndex((i) => i.kind === vscode.QuickPickItemKind.Separator && i.label === 'Not usable here');
+    const before = unusableAt < 0 ? pick.items : pick.items.slice(0, unusableAt);
+    assert.ok(before.filter((i) => i.kind !== vscode.QuickPickItemKind.Separator).every((i) => i.label.startsWith('$(check)')), JSON.stringify(pick.items.map((i) => i.label)));
+    assert.ok(pick.items.slice(unusableAt + 1).every((i) => !i.label.startsWith('$(check)')), JSON.stringify(separators));
+    assert.equal(pick.items.find((i) => i.kind !== vscode.QuickPickItemKind.Separator), demo, 'the default agent is the first row');
+    // The detail says what the agent is, not where a binary lies (the demo runs on Node's own).
+    assert.match(demo.detail ?? '', /^Demo agent \(built in, no model\) · over its native stream/);
+    assert.ok(rows.every((r) => !(r.detail ?? '').includes(process.execPath)), JSON.stringify(rows.map((r) => r.detail)));
     await enter();
 
     const outcome = await outcomeOf(api, done);
@@ -198,6 +208,12 @@ describe('Caesar: Delegate Task', () => {
     const agents = await step(api, 'targets');
     const pick = agents.input as Pick;
     assert.ok(pick.canSelectMany);
+    // One agent checked is not a comparison: the step stays, and says so.
+    pick.selectedItems = [itemNamed(agents, 'demo')];
+    await enter();
+    await sleep(500);
+    assert.equal(api.delegation.currentStep()?.step, 'targets', 'one checked agent starts nothing');
+    assert.match(pick.placeholder ?? '', /Check two or more agents to compare \(1 checked\)/);
     pick.selectedItems = [itemNamed(agents, 'demo'), itemNamed(agents, 'fixture')];
     await enter();
 

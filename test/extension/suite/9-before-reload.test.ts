@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { caesar, workspaceDir } from './helpers';
+import { caesar, rowsOf, workspaceDir } from './helpers';
 
 // Runs last before the window reload (index.ts reloads after this file); reattach.test.ts checks the other side.
 describe('before reload', () => {
@@ -20,7 +20,7 @@ describe('before reload', () => {
     });
     child.unref();
     const tree = await api.waitForTree(
-      (t) => t.some((x) => x.label === objective && x.children.some((c) => c.label === 'slow_step' && c.icon === 'loading~spin')),
+      (t) => t.some((x) => x.label === objective && rowsOf(x).some((c) => c.label === 'slow_step' && c.icon === 'loading~spin')),
       30_000,
     );
     const id = tree.find((x) => x.label === objective)!.id;

@@ -110,3 +110,9 @@ export function record(name: string, value: unknown): void {
   if (!dir) return;
   appendFileSync(path.join(dir, 'figures.jsonl'), `${JSON.stringify({ name, value })}\n`);
 }
+
+/** A task's rows with its tool calls in line: the rows under it, then those under its "N tool calls" row. */
+export function rowsOf(task: TreeItemSnapshot): TreeItemSnapshot[] {
+  const tools = task.children.find((c) => c.contextValue === 'tools');
+  return [...task.children, ...(tools?.children ?? [])];
+}

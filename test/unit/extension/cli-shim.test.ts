@@ -10,6 +10,7 @@ import {
   isOnPath,
   shimState,
   uninstallShim,
+  shimDirCandidates,
   writablePathDirs,
   type ShimTarget,
 } from '../../../src/base/cli-shim';
@@ -129,5 +130,12 @@ describe("extension: the 'caesar' command shim", () => {
     assert.ok(writable.includes(`${dir}/`), 'the writable folder is a candidate');
     assert.ok(!writable.some((d) => d.endsWith('missing')), 'a missing folder is not');
     assert.ok(!writable.includes('relative/bin'), 'a relative PATH entry is never a candidate');
+  });
+
+  it('offers a user\'s bin folders only: no sbin, no package-manager or tool-managed folder; the home ones first', () => {
+    const home = '/home/u';
+    const writable = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin', '/home/u/.nvm/versions/node/v20/bin', '/w/node_modules/.bin', '/home/u/bin', '/opt/tools/bin'];
+    assert.deepEqual(shimDirCandidates(writable, home), ['/home/u/bin', '/usr/local/bin', '/opt/tools/bin']);
+    assert.deepEqual(shimDirCandidates([], home), []);
   });
 });

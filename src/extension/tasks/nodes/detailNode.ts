@@ -2,7 +2,7 @@ import type * as vscode from 'vscode';
 
 /** A row under a task (tool call, changed file, question, error, usage, "earlier calls"): built once, shown as is. */
 export abstract class DetailNode {
-  abstract readonly kind: 'tool' | 'file' | 'question' | 'error' | 'usage' | 'more';
+  abstract readonly kind: 'tool' | 'tools' | 'file' | 'question' | 'error' | 'usage' | 'more';
 
   constructor(
     readonly taskId: string,

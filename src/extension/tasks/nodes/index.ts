@@ -6,4 +6,5 @@ export { MoreNode } from './moreNode';
 export { QuestionNode } from './questionNode';
 export { TaskNode, silenceThresholdMs } from './taskNode';
 export { ToolCallNode } from './toolCallNode';
+export { ToolCallsNode } from './toolCallsNode';
 export { UsageNode } from './usageNode';

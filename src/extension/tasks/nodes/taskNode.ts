@@ -1,7 +1,8 @@
 import * as vscode from 'vscode';
 import { isActive, type TaskSummary } from '../../../engine/tasks';
 import type { ObservedStatus } from '../../../protocol';
-import { formatDuration, formatUsage, oneLine } from '../format';
+import { formatDuration, formatUsage } from '../format';
+import { shortTitle } from '../titles';
 
 const STATUS_ICONS: Record<ObservedStatus, [string, string]> = {
   pending: ['clock', 'charts.yellow'],
@@ -20,12 +21,15 @@ export class TaskNode {
 
   constructor(readonly taskId: string) {}
 
-  /** The task's row: objective, agent, status, elapsed time, usage; `subtasks` tasks nested under it. */
-  treeItem(summary: TaskSummary, subtasks: number, now = Date.now()): vscode.TreeItem {
+  /**
+   * The task's row: its short title (numbered among re-runs; the whole objective is in the tooltip), agent, status,
+   * elapsed time, usage; `subtasks` tasks nested under it. Collapsed unless it is active or `expand` (the newest).
+   */
+  treeItem(summary: TaskSummary, subtasks: number, shown: { title: string; expand: boolean } = { title: shortTitle(summary.state.objective), expand: false }, now = Date.now()): vscode.TreeItem {
     const { state } = summary;
     const active = isActive(summary.observed);
     const needsInput = summary.pendingQuestions.length > 0 && active;
-    const item = new vscode.TreeItem(oneLine(state.objective, 80), active ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
+    const item = new vscode.TreeItem(shown.title, active || shown.expand ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
     item.id = summary.id;
     const silence = silenceMs(summary, now);
     const silent = summary.observed === 'running' && silence > silenceThresholdMs();
