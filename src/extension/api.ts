@@ -4,7 +4,7 @@ import type { CaesarStatus } from './status/statusBar';
 import type { LiveTasks } from './tasks/liveTasks';
 import { FolderNode, TaskNode, type TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
 import type { Confirm } from './review/reviewCommands';
-import type { TimelineStats } from './timeline/messages';
+import type { TimelineFilter, TimelineStats } from './timeline/messages';
 import type { DelegateCommands } from './delegate/delegateCommands';
 import type { ShownStep, StepName } from './delegate/flow';
 import type { AnswerOutcome, QuestionInbox, QuestionNotice } from './questions/inbox';
@@ -92,6 +92,8 @@ export interface CaesarApi {
     openTaskIds(): string[];
     /** True while the task's timeline is a preview the next opened task would take over. */
     isPreview(taskId: string): boolean;
+    /** Types `text` in the open timeline's search box and picks `filter`, as a user would. */
+    search(taskId: string, text: string, filter: TimelineFilter): void;
   };
 }
 
@@ -211,6 +213,7 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
       timing: (taskId) => timelines.get(taskId)?.timing,
       openTaskIds: () => timelines.openTaskIds(),
       isPreview: (taskId) => timelines.get(taskId)?.isPreview ?? false,
+      search: (taskId, text, filter) => timelines.get(taskId)?.search(text, filter),
       waitForStats: (taskId, predicate, timeoutMs) => {
         let timer: NodeJS.Timeout | undefined;
         let sub: vscode.Disposable | undefined;

@@ -3,7 +3,7 @@
 // and the channel's traffic do not grow with the event count. This file wires the parts to the host's messages.
 import '@vscode/codicons/dist/codicon.css';
 import './timeline.css';
-import type { HostToWebview, TimelineQuery, TimelineRow, WebviewToHost } from '../../src/extension/timeline/messages';
+import type { HostToWebview, TimelineFilter, TimelineQuery, TimelineRow, WebviewToHost } from '../../src/extension/timeline/messages';
 import { HEADER_HTML, Header } from './header';
 import { TimelineList } from './list';
 
@@ -18,7 +18,7 @@ const post = (message: WebviewToHost) => vscode.postMessage(message);
 vscode.setState({ taskId: document.body.dataset.taskId ?? '' });
 
 /** The type filter's choices: value → event types (empty: all). */
-const FILTERS: Record<string, TimelineRow['type'][]> = {
+const FILTERS: Record<TimelineFilter, TimelineRow['type'][]> = {
   all: [],
   tools: ['tool_use'],
   messages: ['message', 'thinking'],
@@ -44,7 +44,7 @@ const search = $<HTMLInputElement>('.search');
 const filter = $<HTMLSelectElement>('.type-filter');
 let queryTimer: number | undefined;
 function sendQuery(): void {
-  const query: TimelineQuery = { text: search.value, types: FILTERS[filter.value] ?? [] };
+  const query: TimelineQuery = { text: search.value, types: FILTERS[filter.value as TimelineFilter] ?? [] };
   list.setQuery(query);
 }
 search.addEventListener('input', () => {
@@ -85,6 +85,12 @@ window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
       header.setStatus(message.status);
       list.onRows(message);
       app.setAttribute('aria-busy', String(!message.status.caughtUp));
+      break;
+    case 'search':
+      search.value = message.text;
+      if (message.filter in FILTERS) filter.value = message.filter;
+      window.clearTimeout(queryTimer);
+      sendQuery();
       break;
     case 'detail':
       list.onDetail(message.index, message.text);
