@@ -10,6 +10,7 @@ import { QuestionInbox } from './questions/inbox';
 import { BASE_SCHEME, BaseVersionProvider } from './review/baseContent';
 import { changeUri } from './review/changeUri';
 import { TaskFileDecorations } from './review/decorations';
+import { trackTaskMultiDiff } from './review/multiDiffContext';
 import { ReviewCommands } from './review/reviewCommands';
 import { findCaesarRoot } from './root';
 import { showOnStartup } from './startup';
@@ -65,6 +66,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
     tasks, tree, view, status, timelines, delegator, inbox, decorations,
     vscode.window.registerWebviewPanelSerializer(TIMELINE_VIEW_TYPE, timelines),
     vscode.window.registerFileDecorationProvider(decorations),
+    trackTaskMultiDiff(),
     ...registerCommands(window, { ...window, tasks, tree, view, timelines, inbox, delegator, review, actions }),
     ...(mcp?.disposables ?? []),
     // The roots are read once: a folder added later is listed after a reload (said in the log, not guessed at).

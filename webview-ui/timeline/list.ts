@@ -41,6 +41,8 @@ export class TimelineList {
   constructor(
     private readonly els: ListElements,
     private readonly post: (message: WebviewToHost) => void,
+    /** The header's buttons on show (stats only). */
+    private readonly shownActions: () => string[] = () => [],
   ) {
     els.list.addEventListener('scroll', () => {
       // An empty list (a query whose rows are on their way) says nothing about where the user is.
@@ -244,6 +246,11 @@ export class TimelineList {
   }
 
   // ---- stats for the host (tests and measurements) ----
+  /** Something shown outside the list changed (the header): report again. */
+  refreshStats(): void {
+    this.scheduleStats();
+  }
+
   /** The labels of the row elements the page displays (computed style, not the attribute), top to bottom. */
   private shownLabels(): string[] {
     return this.pool
@@ -270,6 +277,7 @@ export class TimelineList {
           firstVisible: this.firstVisible,
           shownLabels: this.shownLabels(),
           footer: this.els.count.textContent ?? '',
+          actions: this.shownActions(),
         },
       });
     }, 30);

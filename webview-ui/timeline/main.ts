@@ -37,7 +37,10 @@ app.innerHTML = `${HEADER_HTML}
 
 const $ = <T extends HTMLElement>(selector: string) => app.querySelector<T>(selector)!;
 const header = new Header(app, post);
-const list = new TimelineList({ list: $('.list'), spacer: $('.spacer'), detail: $('.detail'), count: $('.count') }, post);
+const shownActions = () => [...app.querySelectorAll<HTMLElement>('.actions button[data-action], .next-steps button[data-action]')]
+  .filter((b) => b.offsetParent !== null) // displayed: neither it nor the actions row is hidden
+  .map((b) => `${b.closest('.next-steps') ? 'step:' : ''}${b.dataset.action ?? ''}`);
+const list = new TimelineList({ list: $('.list'), spacer: $('.spacer'), detail: $('.detail'), count: $('.count') }, post, shownActions);
 
 // ---- search and filter (answered by the host) ----
 const search = $<HTMLInputElement>('.search');
@@ -75,6 +78,7 @@ window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
   switch (message.type) {
     case 'task':
       header.setTask(message.task);
+      list.refreshStats();
       break;
     case 'status':
       header.setStatus(message.status);

@@ -5,6 +5,7 @@ import type { LiveTasks } from '../tasks/liveTasks';
 import { ChangedFileNode, DetailNode, TaskNode } from '../tasks/nodes';
 import { parseBaseVersionUri } from './baseContent';
 import { CHANGE_SCHEME } from './changeUri';
+import { multiDiffSides } from './multiDiffContext';
 
 /** What a command acts on: a task, and the files of it the user chose (none: the whole task). */
 export interface TaskTarget {
@@ -60,7 +61,11 @@ export function taskOfWorktreeFile(summaries: TaskSummary[], file: string): { su
 /** The task shown in the active editor: a diff of a task's file, a worktree file, or a timeline panel. */
 export function activeEditorTarget(tasks: LiveTasks, activeTimelineTask: () => string | undefined): TaskTarget | undefined {
   const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-  const uris = input instanceof vscode.TabInputTextDiff ? [input.modified, input.original] : input instanceof vscode.TabInputText ? [input.uri] : [];
+  const uris =
+    input instanceof vscode.TabInputTextDiff ? [input.modified, input.original]
+    : input instanceof vscode.TabInputText ? [input.uri]
+    // A multi-file diff ("Review All Changes"): its left sides name the task.
+    : (multiDiffSides(input)?.map((d) => d.original) ?? []);
   for (const uri of uris) {
     const target = targetOfUri(tasks, uri);
     if (target) return { taskId: target.taskId };

@@ -25,6 +25,10 @@ export interface TimelineTaskInfo {
   report?: Report;
   reportSource?: string;
   files?: { path: string; action: string; additions: number; deletions: number; binary: boolean }[];
+  /** What the user did with the work (engine/store reviewOutcome, as `caesar ps` says it). */
+  review?: 'applied' | 'discarded';
+  /** The task's worktree was removed: its files cannot be opened, nothing is left to apply or discard. */
+  worktreeGone?: boolean;
 }
 
 export type RowTone = '' | 'ok' | 'bad' | 'warn' | 'dim' | 'info';
@@ -108,6 +112,8 @@ export interface TimelineStats {
   shownLabels: string[];
   /** The footer's text ("N events · M rows"). */
   footer: string;
+  /** The header's action buttons the page displays (TimelineAction values; `step:<action>` for a next step's). */
+  actions: string[];
 }
 
 /** The choices of the timeline's type filter (webview-ui/timeline/main.ts maps each to event types). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { taskPaths } from '../../protocol';
-import type { TaskSummary } from '../../engine/store';
+import { reviewOutcome, type TaskSummary } from '../../engine/store';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { openChange } from '../review/openChange';
 import type { HostToWebview, TimelineAction, TimelineFilter, TimelineStats, TimelineTaskInfo, WebviewToHost } from './messages';
@@ -324,5 +324,7 @@ export function taskInfo(summary: TaskSummary): TimelineTaskInfo {
     report: result?.report,
     reportSource: result?.report_source,
     files: result?.diff?.files.map((f) => ({ path: f.path, action: f.action, additions: f.additions, deletions: f.deletions, binary: f.binary })),
+    review: reviewOutcome(summary),
+    worktreeGone: !!summary.discarded,
   };
 }
