@@ -2,7 +2,8 @@ import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import { taskVersionPath } from '../../engine/record-checks';
 import type { TaskSummary } from '../../engine/store';
-import { oneLine } from '../../common/format';
+import { oneLine, taskTitle } from '../../common/format';
+import { whenLabel } from '../review/target';
 import { UNTRUSTED_REVIEW } from '../review/baseContent';
 import { baseSideOf } from '../review/openChange';
 import { targetOf } from '../review/target';
@@ -168,7 +169,7 @@ async function pickTasks(tasks: LiveTasks): Promise<string[] | undefined> {
   if (!picked) return undefined;
   if (picked.ids) return picked.ids;
   const chosen = await vscode.window.showQuickPick(
-    tasks.list().map((s) => ({ label: oneLine(s.state.objective), description: `${s.state.agent} · ${s.observed}`, detail: s.id, id: s.id })),
+    tasks.list().map((s) => ({ label: oneLine(s.state.objective), description: `${s.state.agent} · ${s.observed} · ${whenLabel(s)}`, id: s.id })),
     { canPickMany: true, placeHolder: 'Compare which tasks? (two or more)' },
   );
   return chosen && chosen.length > 1 ? chosen.map((c) => c.id) : undefined;
@@ -189,7 +190,7 @@ async function pickTwo(tasks: LiveTasks, ids: string[], file: string): Promise<[
   const ordered = [...ids.filter(changed), ...ids.filter((id) => !changed(id))];
   const items = ordered.map((id, i) => {
     const s = tasks.get(id);
-    return { label: s ? `${s.state.agent} · ${s.observed}` : id, description: changed(id) ? 'changed it' : 'did not change it', detail: id, id, picked: i < 2 };
+    return { label: s ? taskTitle(s.state) : id, description: `${changed(id) ? 'changed it' : 'did not change it'}${s ? ` · ${s.observed} · ${whenLabel(s)}` : ''}`, id, picked: i < 2 };
   });
   const picked = await vscode.window.showQuickPick(items, { canPickMany: true, placeHolder: `Which two tasks' versions of ${file}?` });
   if (!picked) return undefined;

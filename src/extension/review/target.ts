@@ -79,11 +79,19 @@ export async function pickTaskTarget(tasks: LiveTasks, eligible: (s: TaskSummary
   const items = tasks
     .list()
     .filter(eligible)
-    .map((s) => ({ label: s.state.objective, description: `${s.state.agent} · ${s.observed}`, detail: s.id, id: s.id }));
+    .map((s) => ({ label: s.state.objective, description: `${s.state.agent} · ${s.observed} · ${whenLabel(s)}`, id: s.id }));
   if (items.length === 0) {
     void vscode.window.showInformationMessage('Caesar: no task to choose from for this command.');
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(items, { placeHolder });
   return picked ? { taskId: picked.id } : undefined;
+}
+
+/** When a task started, as a picker tells re-runs of one objective apart ("14:02", or "3 Dec 14:02" before today). */
+export function whenLabel(summary: TaskSummary, now = new Date()): string {
+  const at = new Date(summary.state.started_at ?? summary.state.created_at);
+  if (Number.isNaN(at.getTime())) return '';
+  const time = at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false });
+  return at.toDateString() === now.toDateString() ? time : `${at.toLocaleDateString([], { day: 'numeric', month: 'short' })} ${time}`;
 }

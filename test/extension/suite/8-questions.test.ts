@@ -67,6 +67,12 @@ describe('Questions: one inbox', () => {
     const after = await api.waitForTree((t) => t.find((x) => x.id === id)?.icon === 'pass', 10_000, [id]);
     assert.ok(!after.find((x) => x.id === id)!.children.some((c) => c.contextValue === 'question'));
     assert.equal(api.questions.notified().filter((n) => n.taskId === id).length, 1, 'one notification per question');
+
+    // The report's next step says "apply it (caesar apply <id>)" for a terminal: in the timeline it is the Apply button.
+    await vscode.commands.executeCommand('caesar.openTimeline', id);
+    const stats = await api.timeline.waitForStats(id, (s) => s.caughtUp && s.actions.includes('apply'), 60_000);
+    assert.ok(stats.actions.includes('step:apply'), JSON.stringify(stats.actions));
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
   it('an answer given elsewhere (the CLI) closes the open prompt, and a later click says it was answered', async function () {
