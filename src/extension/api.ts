@@ -80,6 +80,8 @@ export interface CaesarApi {
     waitForNotice(taskId: string, timeoutMs: number): Promise<QuestionNotice>;
     /** Does exactly what clicking that button of the question's notification does. */
     choose(taskId: string, questionId: string, button: string | undefined): Promise<AnswerOutcome | undefined>;
+    /** Sets after how long a question still waiting is shown again (a notification that stays); returns the previous. */
+    setRemindAfterMs(ms: number): number;
   };
   timeline: {
     /** Opens (or reveals) a task's timeline; same as the command. */
@@ -206,6 +208,11 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
       waitForNotice: (taskId, timeoutMs) =>
         waitFor(() => inbox.notified.find((n) => n.taskId === taskId), inbox.onDidNotify, timeoutMs, `a question notification for task ${taskId}`),
       choose: (taskId, questionId, button) => inbox.onNotificationChoice(taskId, questionId, button),
+      setRemindAfterMs: (ms) => {
+        const previous = inbox.remindAfterMs;
+        inbox.remindAfterMs = ms;
+        return previous;
+      },
     },
     timeline: {
       open: (taskId) => void timelines.open(taskId),
