@@ -43,10 +43,12 @@ describe('Review and apply a task from the editor', () => {
   let answer = true;
   const readme = () => readFileSync(workspaceFile('README.md'), 'utf8');
   let readmeBefore = '';
+  let gitignoreBefore = '';
 
   before(async () => {
     api = await caesar();
     readmeBefore = readme();
+    gitignoreBefore = readFileSync(workspaceFile('.gitignore'), 'utf8');
     api.review!.setConfirm(async (message, detail, action) => {
       confirmations.push({ message, detail, action });
       return answer;
@@ -60,6 +62,7 @@ describe('Review and apply a task from the editor', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     for (const rel of created.splice(0)) rmSync(workspaceFile(rel), { recursive: true, force: true });
     writeFileSync(workspaceFile('README.md'), readmeBefore);
+    writeFileSync(workspaceFile('.gitignore'), gitignoreBefore);
   });
 
   it('contributes its commands, each registered', async () => {
@@ -73,11 +76,11 @@ describe('Review and apply a task from the editor', () => {
 
   it('decorates the changed files, opens them all in the multi-file diff editor, and Apply writes every file into the workspace', async function () {
     this.timeout(120_000);
-    const id = await fixtureTask(api, 'apply-all', { 'review-all/one.txt': 'one\n', 'review-all/two.txt': 'two\n', 'README.md': `${readmeBefore}More.\n` });
+    const id = await fixtureTask(api, 'apply-all', { 'review-all/one.txt': 'one\n', 'review-all/two.txt': 'two\n', '.gitignore': `${gitignoreBefore}# a line from the review test\n` });
     created.push('review-all', 'fixture-notes.md');
     const task = (await api.treeSnapshot([id])).find((t) => t.id === id)!;
     assert.equal(task.contextValue, 'task.succeeded.changes.wt', 'the tree offers Review / Apply / Discard on it');
-    assert.deepEqual(task.children.filter((c) => c.contextValue === 'file').map((c) => c.label).sort(), ['README.md', 'fixture-notes.md', 'one.txt', 'two.txt']);
+    assert.deepEqual(task.children.filter((c) => c.contextValue === 'file').map((c) => c.label).sort(), ['.gitignore', 'fixture-notes.md', 'one.txt', 'two.txt']);
 
     // Decorations: the tree's file item and the worktree file (the right side of its diff) are coloured as "added".
     const item = api.review!.fileDecoration(api.review!.treeFileUri(id, 'review-all/one.txt'));
@@ -97,10 +100,10 @@ describe('Review and apply a task from the editor', () => {
     // A modified file's two sides share a path, as Source Control's do: the editor shows it "M", not "R" (renamed),
     // which it shows whenever the paths differ.
     const sides = (tab.input as { textDiffs: vscode.TabInputTextDiff[] }).textDiffs;
-    const readmeSides = sides.find((d) => d.modified.path.endsWith('/README.md'))!;
-    assert.ok(readmeSides, JSON.stringify(sides.map((d) => d.modified.toString())));
-    assert.equal(readmeSides.original.scheme, 'caesar-base');
-    assert.equal(readmeSides.original.path, readmeSides.modified.path);
+    const modifiedSides = sides.find((d) => d.modified.path.endsWith('/.gitignore'))!;
+    assert.ok(modifiedSides, JSON.stringify(sides.map((d) => d.modified.toString())));
+    assert.equal(modifiedSides.original.scheme, 'caesar-base');
+    assert.equal(modifiedSides.original.path, modifiedSides.modified.path);
     // Apply sits in the multi-file diff editor's title bar.
     const titleMenu = (vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { menus: Record<string, { command: string; when: string }[]> } }).contributes.menus['editor/title']!;
     assert.ok(titleMenu.some((m) => m.command === 'caesar.apply' && /activeEditor == multiDiffEditor/.test(m.when)), 'Apply in the multi-file diff title bar');
@@ -111,7 +114,7 @@ describe('Review and apply a task from the editor', () => {
     assert.ok(outcome, 'the title bar Apply applied the task of the multi-file diff editor');
     assert.equal(outcome.applied, true, outcome.message);
     assert.deepEqual(confirmations, []);
-    assert.deepEqual([...outcome.files].sort(), ['README.md', 'fixture-notes.md', 'review-all/one.txt', 'review-all/two.txt']);
+    assert.deepEqual([...outcome.files].sort(), ['.gitignore', 'fixture-notes.md', 'review-all/one.txt', 'review-all/two.txt']);
     assert.equal(readFileSync(workspaceFile('review-all/one.txt'), 'utf8'), 'one\n');
     assert.equal(readFileSync(workspaceFile('review-all/two.txt'), 'utf8'), 'two\n');
     assert.ok(existsSync(workspaceFile('fixture-notes.md')));
