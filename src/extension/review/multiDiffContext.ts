@@ -3,34 +3,47 @@ import { BASE_SCHEME } from './baseContent';
 
 /**
  * The context key the multi-file diff editor's title menu reads (package.json: `activeEditor == multiDiffEditor &&
- * caesar.reviewingTaskChanges`): true while the active editor is a multi-file diff of a task's changes (its left sides
- * are `caesar-base:` URIs). VS Code gives a multi-file diff editor no resource of ours (its source URI is one
+ * caesar.reviewingTaskChanges`): true while the active editor is a multi-file diff of a task's changes. VS Code gives a multi-file diff editor no resource of ours (its source URI is one
  * `vscode.changes` makes up), so the menu cannot tell ours from Source Control's by `resourceScheme`.
  */
 export const REVIEWING_TASK_KEY = 'caesar.reviewingTaskChanges';
 
 /**
  * The file diffs of a multi-file diff editor's tab (VS Code's TabInputTextMultiDiff, which @types/vscode 1.101 does not
- * declare: read by shape), or undefined for any other tab.
+ * declare: read by shape), or undefined for any other tab. A side may be missing at run time despite the type: an
+ * added file has no original, a deleted one no modified.
  */
 export function multiDiffSides(input: unknown): vscode.TabInputTextDiff[] | undefined {
   const diffs = (input as { textDiffs?: unknown } | undefined)?.textDiffs;
   return Array.isArray(diffs) ? diffs.filter((d): d is vscode.TabInputTextDiff => d instanceof vscode.TabInputTextDiff) : undefined;
 }
 
-/** True when the tab is a multi-file diff of a task's changes. */
+/** A file inside a task's worktree (`.caesar/wt/<id>/…`), as package.json's other title menus match them. */
+const WORKTREE_FILE = /[\\/]\.caesar[\\/]wt[\\/][^\\/]+[\\/]/;
+
+/** True when the tab is a multi-file diff of a task's changes: a base side of ours, or a side in a task's worktree. */
 export function isTaskMultiDiff(input: unknown): boolean {
-  return !!multiDiffSides(input)?.some((d) => d.original.scheme === BASE_SCHEME);
+  const ours = (uri: vscode.Uri | undefined) => !!uri && (uri.scheme === BASE_SCHEME || (uri.scheme === 'file' && WORKTREE_FILE.test(uri.fsPath)));
+  return !!multiDiffSides(input)?.some((d) => ours(d.original as vscode.Uri | undefined) || ours(d.modified as vscode.Uri | undefined));
+}
+
+let shown: boolean | undefined;
+
+/**
+ * Sets the context key from the active tab. Called on every tab change, and by Review All Changes once its editor is
+ * open: the tab-change event of a new multi-file diff editor may come before its file diffs are known.
+ */
+export function refreshTaskMultiDiffContext(): void {
+  const now = isTaskMultiDiff(vscode.window.tabGroups.activeTabGroup.activeTab?.input);
+  if (now === shown) return;
+  shown = now;
+  void vscode.commands.executeCommand('setContext', REVIEWING_TASK_KEY, now);
 }
 
 export function trackTaskMultiDiff(): vscode.Disposable {
-  let last: boolean | undefined;
-  const update = () => {
-    const now = isTaskMultiDiff(vscode.window.tabGroups.activeTabGroup.activeTab?.input);
-    if (now === last) return;
-    last = now;
-    void vscode.commands.executeCommand('setContext', REVIEWING_TASK_KEY, now);
-  };
-  update();
-  return vscode.Disposable.from(vscode.window.tabGroups.onDidChangeTabs(update), vscode.window.tabGroups.onDidChangeTabGroups(update));
+  refreshTaskMultiDiffContext();
+  return vscode.Disposable.from(
+    vscode.window.tabGroups.onDidChangeTabs(refreshTaskMultiDiffContext),
+    vscode.window.tabGroups.onDidChangeTabGroups(refreshTaskMultiDiffContext),
+  );
 }

@@ -6,6 +6,7 @@ import { applyTaskById, diffTask, discardTask, requireTaskView, type ApplyOutcom
 import type { LiveTasks } from '../tasks/liveTasks';
 import { UNTRUSTED_REVIEW } from './baseContent';
 import { baseSideOf, openChange } from './openChange';
+import { refreshTaskMultiDiffContext } from './multiDiffContext';
 import { changedSinceBase, type Overlap } from './overlap';
 import { activeEditorTarget, pickTaskTarget, targetOf, type TaskTarget } from './target';
 
@@ -115,6 +116,7 @@ export class ReviewCommands {
         resources.push([at, left, right]);
       }
       await vscode.commands.executeCommand('vscode.changes', title, resources);
+      refreshTaskMultiDiffContext();
       return 'multiDiff';
     }
     for (const file of diff.files.slice(0, MAX_PER_FILE_DIFFS)) await openChange(this.tasks, taskId, file.path);

@@ -65,7 +65,7 @@ export function activeEditorTarget(tasks: LiveTasks, activeTimelineTask: () => s
     input instanceof vscode.TabInputTextDiff ? [input.modified, input.original]
     : input instanceof vscode.TabInputText ? [input.uri]
     // A multi-file diff ("Review All Changes"): its left sides name the task.
-    : (multiDiffSides(input)?.map((d) => d.original) ?? []);
+    : (multiDiffSides(input)?.flatMap((d) => [d.original as vscode.Uri | undefined, d.modified as vscode.Uri | undefined]).filter((u): u is vscode.Uri => !!u) ?? []);
   for (const uri of uris) {
     const target = targetOfUri(tasks, uri);
     if (target) return { taskId: target.taskId };
