@@ -104,6 +104,8 @@ export interface ReviewApi {
   fileDecoration(uri: vscode.Uri): vscode.FileDecoration | undefined;
   /** The URI a task's changed-file item in the tree carries. */
   treeFileUri(taskId: string, file: string): vscode.Uri;
+  /** The context key that shows Apply in a multi-file diff editor's title bar (true while one of a task is active). */
+  reviewingTaskChanges(): boolean;
   /** Replaces the modal confirmations of apply and discard (a test cannot click a dialog); returns the previous one. */
   setConfirm(confirm: Confirm): Confirm;
 }

@@ -10,7 +10,7 @@ import { QuestionInbox } from './questions/inbox';
 import { BASE_SCHEME, BaseVersionProvider } from './review/baseContent';
 import { changeUri } from './review/changeUri';
 import { TaskFileDecorations } from './review/decorations';
-import { trackTaskMultiDiff } from './review/multiDiffContext';
+import { taskMultiDiffContext, trackTaskMultiDiff } from './review/multiDiffContext';
 import { ReviewCommands } from './review/reviewCommands';
 import { findCaesarRoot } from './root';
 import { showOnStartup } from './startup';
@@ -95,6 +95,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
     review: {
       fileDecoration: (uri) => decorations.provideFileDecoration(uri),
       treeFileUri: changeUri,
+      reviewingTaskChanges: taskMultiDiffContext,
       setConfirm: (confirm) => {
         const previous = review.confirm;
         review.confirm = confirm;

@@ -28,16 +28,33 @@ export function isTaskMultiDiff(input: unknown): boolean {
 }
 
 let shown: boolean | undefined;
+/** The titles Review All Changes gave its editors: a tab's file diffs may reach the extension after its label. */
+const openedTitles = new Set<string>();
+
+/** Review All Changes is opening a multi-file diff editor titled `title`. */
+export function noteTaskMultiDiff(title: string): void {
+  openedTitles.add(title);
+}
+
+function isTaskMultiDiffTab(tab: vscode.Tab | undefined): boolean {
+  if (!tab) return false;
+  return isTaskMultiDiff(tab.input) || (!(tab.input instanceof vscode.TabInputText) && [...openedTitles].some((title) => tab.label.startsWith(title)));
+}
 
 /**
  * Sets the context key from the active tab. Called on every tab change, and by Review All Changes once its editor is
  * open: the tab-change event of a new multi-file diff editor may come before its file diffs are known.
  */
 export function refreshTaskMultiDiffContext(): void {
-  const now = isTaskMultiDiff(vscode.window.tabGroups.activeTabGroup.activeTab?.input);
+  const now = isTaskMultiDiffTab(vscode.window.tabGroups.activeTabGroup.activeTab);
   if (now === shown) return;
   shown = now;
   void vscode.commands.executeCommand('setContext', REVIEWING_TASK_KEY, now);
+}
+
+/** The value last given to the context key (tests read it: no API reads a context key). */
+export function taskMultiDiffContext(): boolean {
+  return shown ?? false;
 }
 
 export function trackTaskMultiDiff(): vscode.Disposable {

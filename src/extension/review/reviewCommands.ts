@@ -6,7 +6,7 @@ import { applyTaskById, diffTask, discardTask, requireTaskView, type ApplyOutcom
 import type { LiveTasks } from '../tasks/liveTasks';
 import { UNTRUSTED_REVIEW } from './baseContent';
 import { baseSideOf, openChange } from './openChange';
-import { refreshTaskMultiDiffContext } from './multiDiffContext';
+import { noteTaskMultiDiff, refreshTaskMultiDiffContext } from './multiDiffContext';
 import { changedSinceBase, type Overlap } from './overlap';
 import { activeEditorTarget, pickTaskTarget, targetOf, type TaskTarget } from './target';
 
@@ -115,6 +115,7 @@ export class ReviewCommands {
         const left = file.action === 'created' ? undefined : baseSideOf(this.tasks, taskId, file.old_path ?? file.path, oldAt);
         resources.push([at, left, right]);
       }
+      noteTaskMultiDiff(title);
       await vscode.commands.executeCommand('vscode.changes', title, resources);
       refreshTaskMultiDiffContext();
       return 'multiDiff';

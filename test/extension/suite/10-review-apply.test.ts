@@ -106,7 +106,8 @@ describe('Review and apply a task from the editor', () => {
     assert.equal(modifiedSides.original.path, modifiedSides.modified.path);
     // Apply sits in the multi-file diff editor's title bar.
     const titleMenu = (vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { menus: Record<string, { command: string; when: string }[]> } }).contributes.menus['editor/title']!;
-    assert.ok(titleMenu.some((m) => m.command === 'caesar.apply' && /activeEditor == multiDiffEditor/.test(m.when)), 'Apply in the multi-file diff title bar');
+    assert.ok(titleMenu.some((m) => m.command === 'caesar.apply' && /activeEditor == multiDiffEditor && caesar\.reviewingTaskChanges/.test(m.when)), 'Apply in the multi-file diff title bar');
+    await until('the title bar context key', () => api.review!.reviewingTaskChanges(), 10_000);
 
     // Apply from that title bar: VS Code passes the multi-file diff editor's own resource, which names no task; the
     // editor shown does. No warning (nothing changed in the workspace since the base), every file written.
