@@ -28,17 +28,26 @@ export function isTaskMultiDiff(input: unknown): boolean {
 }
 
 let shown: boolean | undefined;
-/** The titles Review All Changes gave its editors: a tab's file diffs may reach the extension after its label. */
-const openedTitles = new Set<string>();
+/**
+ * The titles Review All Changes gave its editors, and their tasks: the extension may learn a multi-file diff tab's
+ * file diffs late, or not at all (seen with a task whose files were all added), but its label at once.
+ */
+const openedTitles = new Map<string, string>();
 
-/** Review All Changes is opening a multi-file diff editor titled `title`. */
-export function noteTaskMultiDiff(title: string): void {
-  openedTitles.add(title);
+/** Review All Changes is opening a multi-file diff editor titled `title` for `taskId`. */
+export function noteTaskMultiDiff(title: string, taskId: string): void {
+  openedTitles.set(title, taskId);
+}
+
+/** The task whose Review All Changes editor the tab is, by the title it was given (VS Code adds " (N files)"). */
+export function taskOfMultiDiffTab(tab: vscode.Tab | undefined): string | undefined {
+  if (!tab || tab.input instanceof vscode.TabInputText || tab.input instanceof vscode.TabInputTextDiff) return undefined;
+  for (const [title, taskId] of openedTitles) if (tab.label.startsWith(title)) return taskId;
+  return undefined;
 }
 
 function isTaskMultiDiffTab(tab: vscode.Tab | undefined): boolean {
-  if (!tab) return false;
-  return isTaskMultiDiff(tab.input) || (!(tab.input instanceof vscode.TabInputText) && [...openedTitles].some((title) => tab.label.startsWith(title)));
+  return !!tab && (isTaskMultiDiff(tab.input) || taskOfMultiDiffTab(tab) !== undefined);
 }
 
 /**

@@ -115,7 +115,7 @@ export class ReviewCommands {
         const left = file.action === 'created' ? undefined : baseSideOf(this.tasks, taskId, file.old_path ?? file.path, oldAt);
         resources.push([at, left, right]);
       }
-      noteTaskMultiDiff(title);
+      noteTaskMultiDiff(title, taskId);
       await vscode.commands.executeCommand('vscode.changes', title, resources);
       refreshTaskMultiDiffContext();
       return 'multiDiff';

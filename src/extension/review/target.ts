@@ -5,7 +5,7 @@ import type { LiveTasks } from '../tasks/liveTasks';
 import { ChangedFileNode, DetailNode, TaskNode } from '../tasks/nodes';
 import { parseBaseVersionUri } from './baseContent';
 import { CHANGE_SCHEME } from './changeUri';
-import { multiDiffSides } from './multiDiffContext';
+import { multiDiffSides, taskOfMultiDiffTab } from './multiDiffContext';
 
 /** What a command acts on: a task, and the files of it the user chose (none: the whole task). */
 export interface TaskTarget {
@@ -70,6 +70,8 @@ export function activeEditorTarget(tasks: LiveTasks, activeTimelineTask: () => s
     const target = targetOfUri(tasks, uri);
     if (target) return { taskId: target.taskId };
   }
+  const reviewed = taskOfMultiDiffTab(vscode.window.tabGroups.activeTabGroup.activeTab);
+  if (reviewed && tasks.get(reviewed)) return { taskId: reviewed };
   const timeline = activeTimelineTask();
   return timeline && tasks.get(timeline) ? { taskId: timeline } : undefined;
 }
