@@ -244,6 +244,27 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   if (await appliedFrame.locator('.actions button[data-action="apply"]').isVisible()) throw new Error('the timeline of an applied task still offers Apply');
   await shot('timeline-applied');
 
+  // 12b. Discard the first task (never applied), from its row: after the confirmation the tree says "discarded", its
+  //      file is no longer offered as a diff, and its timeline offers nothing but says what happened.
+  await finished.hover();
+  await finished.locator('.action-label[aria-label="Discard Task Worktree"]').click();
+  const discardModal = page.locator('.monaco-dialog-box');
+  await discardModal.waitFor({ timeout: 30_000 });
+  if (!/Discard the worktree of “Explain <img src=x onerror=alert\(1\)> then append to README\.…” \(demo\)\?/.test(await discardModal.textContent())) {
+    throw new Error(`the discard dialog does not name the task: ${await discardModal.textContent()}`);
+  }
+  await shot('discard-confirmation');
+  await discardModal.locator('.monaco-button', { hasText: /^\s*Discard\s*$/ }).first().click();
+  await pane.locator('.monaco-list-row', { hasText: objective }).filter({ hasText: 'discarded' }).first().waitFor({ timeout: 30_000 });
+  await finished.hover();
+  await finished.locator('.action-label[aria-label="Open Timeline"]').click();
+  await page.mouse.move(900, 700);
+  const discardedFrame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+  await discardedFrame.locator('.review-note', { hasText: 'Discarded' }).waitFor({ timeout: 60_000 });
+  if (await discardedFrame.locator('.actions').isVisible()) throw new Error('the timeline of a discarded task still offers actions');
+  if (await discardedFrame.locator('.report .file-link').count()) throw new Error('a discarded task still offers its files as diffs');
+  await shot('task-discarded');
+
   // 12b. An agent over ACP asks before it writes: its permission request is a question like any other, notified with
   //      the agent's own options as buttons; "Allow" from the notification, and the write happens in its worktree.
   const acpObjective = 'Write ACP_ALLOWED.md';
