@@ -66,3 +66,12 @@ export function formatJob(job: { id: string; state?: string; reason?: string } |
   const state = job.state ? ` (${job.state}${job.reason ? `: ${job.reason}` : ''})` : '';
   return `Slurm job ${job.id}${state}`;
 }
+
+/**
+ * How a task is named to a person, in dialogs, toasts and pickers: its objective on one line (cut at `max`) and its
+ * agent, “Fix the login bug” (codex). Ids are for machines: a person tells tasks apart by what they were asked.
+ */
+export function taskTitle(task: { objective: string; agent: string }, max = 60): string {
+  const line = oneLine(task.objective);
+  return `“${line.length > max ? `${line.slice(0, max - 1)}…` : line}” (${task.agent})`;
+}

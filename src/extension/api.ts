@@ -5,7 +5,7 @@ import type { LiveTasks } from './tasks/liveTasks';
 import { ToolCallsNode } from './tasks/nodes';
 import { FolderNode, TaskNode, type TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
 import type { Confirm } from './review/reviewCommands';
-import type { TimelineStats } from './timeline/messages';
+import type { TimelineFilter, TimelineStats } from './timeline/messages';
 import type { DelegateCommands } from './delegate/delegateCommands';
 import { currentInput, onDidShowInput, type ShownInput } from './picker';
 import type { ShownStep, StepName } from './delegate/flow';
@@ -93,6 +93,8 @@ export interface CaesarApi {
     waitForNotice(taskId: string, timeoutMs: number): Promise<QuestionNotice>;
     /** Does exactly what clicking that button of the question's notification does. */
     choose(taskId: string, questionId: string, button: string | undefined): Promise<AnswerOutcome | undefined>;
+    /** Sets after how long a question still waiting is shown again (a notification that stays); returns the previous. */
+    setRemindAfterMs(ms: number): number;
   };
   /** The pickers and input boxes of picker.ts (Compare, Install 'caesar' Command, Continue with Feedback…). */
   pickers: {
@@ -111,6 +113,8 @@ export interface CaesarApi {
     openTaskIds(): string[];
     /** True while the task's timeline is a preview the next opened task would take over. */
     isPreview(taskId: string): boolean;
+    /** Types `text` in the open timeline's search box and picks `filter`, as a user would. */
+    search(taskId: string, text: string, filter: TimelineFilter): void;
   };
 }
 
@@ -119,6 +123,8 @@ export interface ReviewApi {
   fileDecoration(uri: vscode.Uri): vscode.FileDecoration | undefined;
   /** The URI a task's changed-file item in the tree carries. */
   treeFileUri(taskId: string, file: string): vscode.Uri;
+  /** The context key that shows Apply in a multi-file diff editor's title bar (true while one of a task is active). */
+  reviewingTaskChanges(): boolean;
   /**
    * Replaces the modal confirmations of apply and discard (a test cannot click a dialog); returns the previous one.
    * Only in the in-editor tests' build (CAESAR_TEST_SEAMS): no other extension can silence them in the shipped one.
@@ -227,6 +233,11 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
       waitForNotice: (taskId, timeoutMs) =>
         waitFor(() => inbox.notified.find((n) => n.taskId === taskId), inbox.onDidNotify, timeoutMs, `a question notification for task ${taskId}`),
       choose: (taskId, questionId, button) => inbox.onNotificationChoice(taskId, questionId, button),
+      setRemindAfterMs: (ms) => {
+        const previous = inbox.remindAfterMs;
+        inbox.remindAfterMs = ms;
+        return previous;
+      },
     },
     pickers: {
       current: currentInput,
@@ -244,6 +255,7 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
       timing: (taskId) => timelines.get(taskId)?.timing,
       openTaskIds: () => timelines.openTaskIds(),
       isPreview: (taskId) => timelines.get(taskId)?.isPreview ?? false,
+      search: (taskId, text, filter) => timelines.get(taskId)?.search(text, filter),
       waitForStats: (taskId, predicate, timeoutMs) => {
         let timer: NodeJS.Timeout | undefined;
         let sub: vscode.Disposable | undefined;

@@ -11,6 +11,7 @@ import { QuestionInbox } from './questions/inbox';
 import { BASE_SCHEME, BaseVersionProvider } from './review/baseContent';
 import { changeUri } from './review/changeUri';
 import { TaskFileDecorations } from './review/decorations';
+import { taskMultiDiffContext, trackTaskMultiDiff } from './review/multiDiffContext';
 import { ReviewCommands, type Confirm } from './review/reviewCommands';
 import { findCaesarRoot } from './root';
 import { showOnStartup } from './startup';
@@ -70,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
     tasks, tree, view, status, timelines, delegator, inbox, decorations,
     vscode.window.registerWebviewPanelSerializer(TIMELINE_VIEW_TYPE, timelines),
     vscode.window.registerFileDecorationProvider(decorations),
+    trackTaskMultiDiff(),
     ...registerCommands(window, { ...window, tasks, tree, view, timelines, inbox, delegator, review, actions }),
     ...(mcp?.disposables ?? []),
     // The roots are read once: a folder added later is listed after a reload (said in the log, not guessed at).
@@ -99,6 +101,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
     review: {
       fileDecoration: (uri) => decorations.provideFileDecoration(uri),
       treeFileUri: changeUri,
+      reviewingTaskChanges: taskMultiDiffContext,
       // A build-time constant (esbuild define): false in what ships, so no other extension can silence the modals.
       ...(CAESAR_TEST_SEAMS
         ? {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { taskTitle } from '../common/format';
 import { taskPaths } from '../protocol';
 import { checkWorkspace, delegateTask, isActive, requestCancel, requireTaskView, type CancelOutcome, type DelegatedTask, type TaskSummary } from '../engine/tasks';
 import { activeEditorTarget, pickTaskTarget, targetOf } from './review/target';
@@ -50,11 +51,17 @@ export class TaskActions {
     };
   }
 
+  /** The task as a person names it (its objective and agent), its id when it is not listed. */
+  private title(taskId: string): string {
+    const summary = this.deps.tasks.get(taskId);
+    return summary ? taskTitle(summary.state) : `task ${taskId}`;
+  }
+
   /** Files the cancel request the task's supervisor acts on (it stops the agent and concludes `cancelled`). */
   async cancel(taskId: string): Promise<CancelOutcome> {
     const outcome = await requestCancel(this.deps.tasks.rootOf(taskId), taskId, 'vscode');
     this.deps.log.info(`cancel ${taskId}: ${outcome.requested ? 'requested' : `nothing to cancel (${outcome.status})`}`);
-    if (!outcome.requested) void vscode.window.showInformationMessage(`Caesar: task ${taskId} is ${outcome.status}; there is nothing to cancel.`);
+    if (!outcome.requested) void vscode.window.showInformationMessage(`Caesar: ${this.title(taskId)} is ${outcome.status.replace('_', ' ')}; there is nothing to cancel.`);
     return outcome;
   }
 
@@ -100,7 +107,7 @@ export class TaskActions {
   async openRawLog(taskId: string): Promise<vscode.Uri | undefined> {
     const file = taskPaths(this.deps.tasks.rootOf(taskId), taskId).rawLog;
     if (!existsSync(file)) {
-      void vscode.window.showInformationMessage(`Caesar: task ${taskId} has no raw log (yet): its agent has written nothing.`);
+      void vscode.window.showInformationMessage(`Caesar: ${this.title(taskId)} has no raw log (yet): its agent has written nothing.`);
       return undefined;
     }
     const uri = vscode.Uri.file(file);

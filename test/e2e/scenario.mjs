@@ -102,6 +102,37 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   });
   await shot('timeline-keyboard-detail');
 
+  // 6b. Filter and search (issue 24): "Files" shows the file rows only, each once, and the footer counts them; a search
+  //     shows its matches only. Each rendered row the page displays is counted, as a person sees them.
+  const shownRows = async () => {
+    const labels = await frame.locator('.row:visible .label').allTextContents();
+    if (new Set(labels).size !== labels.length) throw new Error(`a row is shown twice: ${labels.join(' | ')}`);
+    return labels;
+  };
+  const matchCount = async () => {
+    await frame.locator('.count', { hasText: / of [\d,]+ rows match/ }).waitFor({ timeout: 30_000 });
+    return Number(/([\d,]+) of/.exec((await frame.locator('.count').textContent()) ?? '')[1].replace(/,/g, ''));
+  };
+  await frame.locator('select.type-filter').selectOption('files');
+  const fileMatches = await matchCount();
+  await page.waitForTimeout(300); // the rows of the query, rendered
+  const fileRows = await shownRows();
+  if (fileMatches < 1 || fileRows.length !== fileMatches || !fileRows.every((l) => /README\.md/.test(l))) {
+    throw new Error(`filter "Files": ${fileMatches} match, shown: ${fileRows.join(' | ')}`);
+  }
+  await shot('timeline-filter-files');
+  await frame.locator('select.type-filter').selectOption('all');
+  await frame.locator('input.search').fill('objective');
+  const searchMatches = await matchCount();
+  await page.waitForTimeout(300);
+  const searchRows = await shownRows();
+  if (searchRows.length !== searchMatches || !searchRows.every((l) => /objective/i.test(l))) {
+    throw new Error(`search "objective": ${searchMatches} match, shown: ${searchRows.join(' | ')}`);
+  }
+  await shot('timeline-search');
+  await frame.locator('input.search').fill('');
+  await frame.locator('.count', { hasText: / rows$/ }).waitFor({ timeout: 30_000 });
+
   // 7. A changed file opens in the native diff editor (base version on the left).
   await frame.locator('.report .file-link', { hasText: 'README.md' }).click();
   await page.locator('.monaco-diff-editor .modified .view-line', { hasText: 'Test workspace' }).first().waitFor({ timeout: 30_000 });
@@ -164,6 +195,9 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
     await page.locator('.multiDiffEditor .monaco-diff-editor .modified .view-line', { hasText: 'Written by the Caesar demo agent' }).first().waitFor({ timeout: 60_000 });
     await page.locator('.tab.active', { hasText: 'base ↔ task' }).first().waitFor({ timeout: 30_000 });
   }
+  // The multi-file diff editor's title bar offers Apply (issue 24); the file reads "A" (added), not "R" (renamed).
+  const titleApply = page.locator('.editor-actions .action-label[aria-label="Apply Changes"]').first();
+  if (shown === 'multiDiff') await titleApply.waitFor({ timeout: 30_000 });
   await page.mouse.move(900, 700);
   await page.waitForTimeout(300); // let the diff settle before the screenshot
   await shot(shown === 'multiDiff' ? 'review-all-multi-diff' : 'review-all-per-file-diff');
@@ -172,8 +206,12 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   //     (a DOM dialog with the smoke-test driver). The file is then in the workspace, with the answer in it.
   const onDisk = path.join(workspace, written);
   if (existsSync(onDisk)) throw new Error(`${written} is in the workspace before Apply`);
-  await delegated.hover();
-  await delegated.locator('.action-label[aria-label="Apply Changes"]').click();
+  if (shown === 'multiDiff') {
+    await titleApply.click(); // from the multi-file diff editor's title bar
+  } else {
+    await delegated.hover();
+    await delegated.locator('.action-label[aria-label="Apply Changes"]').click();
+  }
   await page.mouse.move(900, 700);
   const deadline = Date.now() + 60_000;
   let confirmed = false;
@@ -193,6 +231,41 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await page.locator('.notifications-center .notification-list-item', { hasText: `applied 1 file(s)` }).first().waitFor({ timeout: 30_000 });
   await shot('applied-file-in-workspace');
   await page.keyboard.press('Escape');
+
+  // 12a. Applied: the tree says so, and its timeline offers no Apply any more (only the review).
+  await pane.locator('.monaco-list-row', { hasText: asking }).filter({ hasText: 'applied' }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('F1');
+  await quickInput.fill('>View: Close All Editors');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'View: Close All Editors' }).first().waitFor({ timeout: 30_000 });
+  await page.keyboard.press('Enter');
+  await delegated.hover();
+  await delegated.locator('.action-label[aria-label="Open Timeline"]').click();
+  await page.mouse.move(900, 700);
+  const appliedFrame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+  await appliedFrame.locator('.review-note', { hasText: 'Applied to your workspace' }).waitFor({ timeout: 60_000 });
+  if (await appliedFrame.locator('.actions button[data-action="apply"]').isVisible()) throw new Error('the timeline of an applied task still offers Apply');
+  await shot('timeline-applied');
+
+  // 12b. Discard the first task (never applied), from its row: after the confirmation the tree says "discarded", its
+  //      file is no longer offered as a diff, and its timeline offers nothing but says what happened.
+  await finished.hover();
+  await finished.locator('.action-label[aria-label="Discard Task Worktree"]').click();
+  const discardModal = page.locator('.monaco-dialog-box');
+  await discardModal.waitFor({ timeout: 30_000 });
+  if (!/Discard the worktree of “Explain <img src=x onerror=alert\(1\)> then append to README\.…” \(demo\)\?/.test(await discardModal.textContent())) {
+    throw new Error(`the discard dialog does not name the task: ${await discardModal.textContent()}`);
+  }
+  await shot('discard-confirmation');
+  await discardModal.locator('.monaco-button', { hasText: /^\s*Discard\s*$/ }).first().click();
+  await pane.locator('.monaco-list-row', { hasText: objective }).filter({ hasText: 'discarded' }).first().waitFor({ timeout: 30_000 });
+  await finished.hover();
+  await finished.locator('.action-label[aria-label="Open Timeline"]').click();
+  await page.mouse.move(900, 700);
+  const discardedFrame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+  await discardedFrame.locator('.review-note', { hasText: 'Discarded' }).waitFor({ timeout: 60_000 });
+  if (await discardedFrame.locator('.actions').isVisible()) throw new Error('the timeline of a discarded task still offers actions');
+  if (await discardedFrame.locator('.report .file-link').count()) throw new Error('a discarded task still offers its files as diffs');
+  await shot('task-discarded');
 
   // 12b. An agent over ACP asks before it writes: its permission request is a question like any other, notified with
   //      the agent's own options as buttons; "Allow" from the notification, and the write happens in its worktree.

@@ -11,10 +11,15 @@ export const HEADER_HTML = `
   <div class="progress" hidden><div class="progress-track" role="progressbar" aria-valuemin="0" aria-valuemax="100"><div class="progress-fill"></div></div><span class="progress-text"></span></div>
   <div class="bad-lines" hidden><span class="codicon codicon-warning"></span> <span class="bad-lines-text"></span></div>
   <div class="task-error" hidden><span class="codicon codicon-error"></span> <span class="task-error-text"></span></div>
+  <div class="review-note" hidden><span class="codicon"></span> <span class="review-note-text"></span></div>
 </header>
 <section class="report" hidden aria-label="Final report"></section>`;
 
 const ACTIONS: readonly TimelineAction[] = ['reviewAll', 'apply', 'applySelected', 'discard'];
+/** A CLI command for a task in an agent's next step: `caesar apply <id>`, with or without backquotes. */
+const CLI_STEP = /`?caesar (apply|discard|diff)\s+([A-Za-z0-9._-]+)`?/;
+const CLI_ACTIONS: Record<string, TimelineAction> = { apply: 'apply', discard: 'discard', diff: 'reviewAll' };
+const BUTTON_LABELS: Record<TimelineAction, string> = { apply: 'Apply', discard: 'Discard', reviewAll: 'Review All Changes', applySelected: 'Apply Selected Files…' };
 const STATUS_ICON: Record<string, [string, string]> = {
   pending: ['clock', 'warn'], running: ['loading', 'info'], succeeded: ['pass', 'ok'], failed: ['error', 'bad'],
   cancelled: ['circle-slash', 'dim'], timed_out: ['watch', 'warn'], lost: ['debug-disconnect', 'warn'],
@@ -51,7 +56,7 @@ export class Header {
   reset(): void {
     this.task = undefined;
     this.status = undefined;
-    for (const selector of ['.actions', '.progress', '.bad-lines', '.task-error', '.report']) this.$(selector).hidden = true;
+    for (const selector of ['.actions', '.progress', '.bad-lines', '.task-error', '.review-note', '.report']) this.$(selector).hidden = true;
     for (const selector of ['.objective', '.meta']) this.$(selector).textContent = '';
     this.$('.status-icon').className = 'status-icon codicon';
     this.$('.report').replaceChildren();
@@ -88,12 +93,28 @@ export class Header {
     const end = task.endedAt ? Date.parse(task.endedAt) : Date.now();
     // Read as the tree reads it (zeros mean "not reported": the demo agent reports zeros).
     const usageText = formatUsage(task.usage, 'brief') ?? '';
-    this.$('.meta').textContent = [task.agent, task.status.replace('_', ' '), task.phase && task.status === 'pending' ? task.phase : '', formatDuration(end - start), usageText, task.id]
+    this.$('.meta').textContent = [task.agent, task.status.replace('_', ' '), task.review ?? '', task.phase && task.status === 'pending' ? task.phase : '', formatDuration(end - start), usageText, task.id]
       .filter(Boolean).join(' · ');
-    // Review / Apply / Discard run the extension's commands; offered once the task is over and changed files.
-    this.$('.actions').hidden = this.running || !task.files?.length;
+    // Review / Apply / Discard run the extension's commands; offered once the task is over and changed files, and
+    // only what is left to do: nothing once the worktree is gone, only Review once the work is applied.
+    this.$('.actions').hidden = this.running || !task.files?.length || !!task.worktreeGone;
+    for (const button of this.$('.actions').querySelectorAll<HTMLElement>('button[data-action]')) {
+      button.hidden = task.review === 'applied' && button.dataset.action !== 'reviewAll';
+    }
+    this.renderReviewNote(task);
     this.$('.task-error').hidden = !task.error;
     this.$('.task-error-text').textContent = task.error ?? '';
+  }
+
+  /** Says what became of the work: applied to the workspace, or discarded with the worktree. */
+  private renderReviewNote(task: TimelineTaskInfo): void {
+    const note = this.$('.review-note');
+    const text = task.review === 'applied'
+      ? task.worktreeGone ? 'Applied to your workspace; the task\'s worktree has been removed.' : 'Applied to your workspace.'
+      : task.review === 'discarded' || task.worktreeGone ? 'Discarded: the task\'s worktree and its changes are gone.' : '';
+    note.hidden = !text;
+    note.querySelector('.codicon')!.className = `codicon codicon-${task.review === 'applied' ? 'check-all' : 'trash'}`;
+    this.$('.review-note-text').textContent = text;
   }
 
   private renderProgress(): void {
@@ -135,10 +156,10 @@ export class Header {
     if (report.next_steps.length) {
       section.append(el('h2', '', 'Next steps'));
       const list = el('ol', 'next-steps');
-      for (const s of report.next_steps) list.append(el('li', '', s));
+      for (const s of report.next_steps) list.append(this.nextStep(s, task));
       section.append(list);
     }
-    if (task.files?.length) section.append(this.filesList(task.files));
+    if (task.files?.length) section.append(this.filesList(task.files, !task.worktreeGone));
     const usage = task.usage;
     const facts = [
       task.reportSource ? `report: ${task.reportSource}` : '',
@@ -150,18 +171,51 @@ export class Header {
     if (facts.length) section.append(el('div', 'report-usage', facts.join(' · ')));
   }
 
-  private filesList(files: NonNullable<TimelineTaskInfo['files']>): DocumentFragment {
+  /**
+   * One next step of the report. An agent writes for a terminal ("apply it (caesar apply <id>)"), but `caesar` may not
+   * be on the PATH and the button is right here: a `caesar apply|discard|diff <this task>` in the text becomes the
+   * header's button for it, when that action is still open.
+   */
+  private nextStep(text: string, task: TimelineTaskInfo): HTMLElement {
+    const li = el('li', '');
+    const match = CLI_STEP.exec(text);
+    const action = match && match[2] === task.id ? CLI_ACTIONS[match[1]!] : undefined;
+    if (!match || !action || !this.offers(action, task)) {
+      li.textContent = text;
+      return li;
+    }
+    const button = el('button', 'step-action', BUTTON_LABELS[action]) as HTMLButtonElement;
+    button.type = 'button';
+    button.dataset.action = action;
+    button.addEventListener('click', () => this.post({ type: 'action', action }));
+    // The parentheses around the command go with it: "apply it (caesar apply x)." reads "apply it [Apply]."
+    const before = text.slice(0, match.index).replace(/\s*\($/, ' ');
+    const after = text.slice(match.index + match[0].length).replace(/^\)/, '');
+    li.append(document.createTextNode(before), button, document.createTextNode(after));
+    return li;
+  }
+
+  /** Whether the header offers `action` for the task now (the rules of renderSummary). */
+  private offers(action: TimelineAction, task: TimelineTaskInfo): boolean {
+    if (this.running || !task.files?.length || task.worktreeGone) return false;
+    return task.review !== 'applied' || action === 'reviewAll';
+  }
+
+  private filesList(files: NonNullable<TimelineTaskInfo['files']>, openable: boolean): DocumentFragment {
     const fragment = document.createDocumentFragment();
     fragment.append(el('h2', '', `Files changed (${files.length})`));
     const list = el('ul', 'files');
     for (const f of files) {
       const li = el('li', '');
-      const link = el('a', 'file-link', f.path) as HTMLAnchorElement;
-      link.href = '#';
-      link.addEventListener('click', (ev) => {
-        ev.preventDefault();
-        this.post({ type: 'openFile', path: f.path });
-      });
+      // A discarded task's files are named, not offered: there is no version of theirs left to open.
+      const link = openable ? (el('a', 'file-link', f.path) as HTMLAnchorElement) : el('span', 'file-gone', f.path);
+      if (link instanceof HTMLAnchorElement) {
+        link.href = '#';
+        link.addEventListener('click', (ev) => {
+          ev.preventDefault();
+          this.post({ type: 'openFile', path: f.path });
+        });
+      }
       li.append(el('span', `codicon codicon-${fileActionIcon(f.action)}`), link, el('span', 'counts', f.binary ? ' binary' : ` +${f.additions} −${f.deletions}`));
       list.append(li);
     }

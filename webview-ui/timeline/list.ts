@@ -35,10 +35,14 @@ export class TimelineList {
   private firstVisible = 0;
   private renderQueued = false;
   private statsTimer: number | undefined;
+  /** A search or a type filter is on: the list shows only the rows that match it. */
+  private filtered = false;
 
   constructor(
     private readonly els: ListElements,
     private readonly post: (message: WebviewToHost) => void,
+    /** The header's buttons on show (stats only). */
+    private readonly shownActions: () => string[] = () => [],
   ) {
     els.list.addEventListener('scroll', () => {
       // An empty list (a query whose rows are on their way) says nothing about where the user is.
@@ -66,7 +70,8 @@ export class TimelineList {
     this.held = { start: 0, rows: [] };
     this.asked = undefined;
     this.selected = -1;
-    this.follow = !query.text && !query.types.length;
+    this.filtered = !!query.text || query.types.length > 0;
+    this.follow = !this.filtered;
     this.askedFollow = this.follow;
     if (!this.follow) this.els.list.scrollTop = 0; // results read from the top
     this.post({ type: 'query', generation: this.generation, query, count: this.screenCount(), follow: this.follow });
@@ -88,6 +93,7 @@ export class TimelineList {
     this.asked = undefined;
     this.askedFollow = false;
     this.follow = true;
+    this.filtered = false;
     this.selected = -1;
     this.detailFor = -1;
     this.status = undefined;
@@ -191,8 +197,8 @@ export class TimelineList {
     const s = this.status;
     if (!s) return;
     const loading = s.caughtUp ? '' : ` · loading ${s.backlogBytes ? Math.floor((100 * s.indexedBytes) / s.backlogBytes) : 0}%…`;
-    const shown = this.total !== s.rows ? ` · ${this.total.toLocaleString()} match` : '';
-    this.els.count.textContent = `${s.events.toLocaleString()} events · ${s.rows.toLocaleString()} rows${shown}${loading}`;
+    const rows = this.filtered ? `${this.total.toLocaleString()} of ${s.rows.toLocaleString()} rows match` : `${s.rows.toLocaleString()} rows`;
+    this.els.count.textContent = `${s.events.toLocaleString()} events · ${rows}${loading}`;
   }
 
   // ---- selection and keyboard ----
@@ -240,6 +246,19 @@ export class TimelineList {
   }
 
   // ---- stats for the host (tests and measurements) ----
+  /** Something shown outside the list changed (the header): report again. */
+  refreshStats(): void {
+    this.scheduleStats();
+  }
+
+  /** The labels of the row elements the page displays (computed style, not the attribute), top to bottom. */
+  private shownLabels(): string[] {
+    return this.pool
+      .filter((el) => getComputedStyle(el).display !== 'none')
+      .sort((a, b) => Number(a.dataset.index) - Number(b.dataset.index))
+      .map((el) => el.children[2]?.textContent ?? '');
+  }
+
   private scheduleStats(): void {
     if (this.statsTimer !== undefined) return;
     this.statsTimer = window.setTimeout(() => {
@@ -256,6 +275,9 @@ export class TimelineList {
           caughtUp: s?.caughtUp ?? false,
           recentLabels: this.held.rows.map((r) => r.label),
           firstVisible: this.firstVisible,
+          shownLabels: this.shownLabels(),
+          footer: this.els.count.textContent ?? '',
+          actions: this.shownActions(),
         },
       });
     }, 30);

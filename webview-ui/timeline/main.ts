@@ -3,7 +3,7 @@
 // and the channel's traffic do not grow with the event count. This file wires the parts to the host's messages.
 import '@vscode/codicons/dist/codicon.css';
 import './timeline.css';
-import type { HostToWebview, TimelineQuery, TimelineRow, WebviewToHost } from '../../src/extension/timeline/messages';
+import type { HostToWebview, TimelineFilter, TimelineQuery, TimelineRow, WebviewToHost } from '../../src/extension/timeline/messages';
 import { HEADER_HTML, Header } from './header';
 import { TimelineList } from './list';
 
@@ -18,7 +18,7 @@ const post = (message: WebviewToHost) => vscode.postMessage(message);
 vscode.setState({ taskId: document.body.dataset.taskId ?? '' });
 
 /** The type filter's choices: value → event types (empty: all). */
-const FILTERS: Record<string, TimelineRow['type'][]> = {
+const FILTERS: Record<TimelineFilter, TimelineRow['type'][]> = {
   all: [],
   tools: ['tool_use'],
   messages: ['message', 'thinking'],
@@ -37,14 +37,17 @@ app.innerHTML = `${HEADER_HTML}
 
 const $ = <T extends HTMLElement>(selector: string) => app.querySelector<T>(selector)!;
 const header = new Header(app, post);
-const list = new TimelineList({ list: $('.list'), spacer: $('.spacer'), detail: $('.detail'), count: $('.count') }, post);
+const shownActions = () => [...app.querySelectorAll<HTMLElement>('.actions button[data-action], .next-steps button[data-action]')]
+  .filter((b) => b.offsetParent !== null) // displayed: neither it nor the actions row is hidden
+  .map((b) => `${b.closest('.next-steps') ? 'step:' : ''}${b.dataset.action ?? ''}`);
+const list = new TimelineList({ list: $('.list'), spacer: $('.spacer'), detail: $('.detail'), count: $('.count') }, post, shownActions);
 
 // ---- search and filter (answered by the host) ----
 const search = $<HTMLInputElement>('.search');
 const filter = $<HTMLSelectElement>('.type-filter');
 let queryTimer: number | undefined;
 function sendQuery(): void {
-  const query: TimelineQuery = { text: search.value, types: FILTERS[filter.value] ?? [] };
+  const query: TimelineQuery = { text: search.value, types: FILTERS[filter.value as TimelineFilter] ?? [] };
   list.setQuery(query);
 }
 search.addEventListener('input', () => {
@@ -75,6 +78,7 @@ window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
   switch (message.type) {
     case 'task':
       header.setTask(message.task);
+      list.refreshStats();
       break;
     case 'status':
       header.setStatus(message.status);
@@ -85,6 +89,12 @@ window.addEventListener('message', (ev: MessageEvent<HostToWebview>) => {
       header.setStatus(message.status);
       list.onRows(message);
       app.setAttribute('aria-busy', String(!message.status.caughtUp));
+      break;
+    case 'search':
+      search.value = message.text;
+      if (message.filter in FILTERS) filter.value = message.filter;
+      window.clearTimeout(queryTimer);
+      sendQuery();
       break;
     case 'detail':
       list.onDetail(message.index, message.text);

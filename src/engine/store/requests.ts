@@ -80,6 +80,8 @@ export async function answerQuestion(
   if (!(await exists(paths.state))) throw new RequestError(`Unknown task "${taskId}".`, 'unknown_task');
   const question = await readJsonFile(path.join(paths.questionsDir, `${questionId}.json`), QuestionFileSchema);
   if (!question) throw new RequestError(await unknownQuestionMessage(root, taskId, questionId), 'unknown_question');
+  const ended = await endedBeforeAnswer(paths.state, question);
+  if (ended) throw new RequestError(ended, 'finished');
   const expiredAt = question.expired_at ?? (await questionsClosedAt(paths.questionsDir));
   if (expiredAt) {
     throw new RequestError(
@@ -98,6 +100,20 @@ export async function answerQuestion(
     );
   }
   return answer;
+}
+
+/**
+ * Why a question of a task that is over cannot be answered, or undefined while the task runs or when the question's
+ * expiry says it all. The supervisor expires every unanswered question as the agent exits, so a cancelled task's
+ * question reads "expired": "the agent … went on with its own judgment" would be untrue there (issue 24), and a task
+ * that ended without expiring its question (a supervisor that died) would take an answer nobody reads.
+ */
+async function endedBeforeAnswer(stateFile: string, question: QuestionFile): Promise<string | undefined> {
+  const state = await readJsonFile(stateFile, TaskStateSchema).catch(() => undefined);
+  if (!state || ACTIVE_STATUSES.includes(state.status)) return undefined;
+  if (question.expired_at && state.status !== 'cancelled') return undefined; // the agent stopped waiting and went on
+  const how = state.status === 'cancelled' ? 'was cancelled' : `ended (${state.status.replace('_', ' ')})`;
+  return `Task "${state.id}" ${how} before question "${question.id}" was answered: nothing is waiting for an answer any more.`;
 }
 
 /** Names the questions that are waiting, so whoever mistyped an id sees the ones they can answer. */

@@ -3,6 +3,7 @@ import { Disposable } from '../../base/disposable';
 import { Emitter } from '../../base/event';
 import { RequestError, answerQuestion, isActive, pendingQuestions, type TaskSummary } from '../../engine/tasks';
 import { PERMISSION_QUESTION_PREFIX, type QuestionFile } from '../../protocol';
+import { taskTitle } from '../../common/format';
 import { optionButtonLabels } from '../../common/option-labels';
 import { oneLine } from '../tasks/format';
 import type { LiveTasks } from '../tasks/liveTasks';
@@ -11,6 +12,11 @@ import type { LiveTasks } from '../tasks/liveTasks';
 export const ANSWER_BUTTON = 'Answer…';
 /** More options than this do not fit as buttons: the notification offers the prompt, which lists them all. */
 const MAX_OPTION_BUTTONS = 3;
+/**
+ * A question still waiting this long gets a reminder that stays on screen. VS Code hides a toast after ~10 s (only
+ * errors with buttons and progress notifications stay), while an agent waits minutes for its answer.
+ */
+const REMIND_AFTER_MS = 45_000;
 
 /** A notification raised for a question (the tests read them: no VS Code API lists notifications). */
 export interface QuestionNotice {
@@ -18,6 +24,10 @@ export interface QuestionNotice {
   questionId: string;
   message: string;
   buttons: string[];
+  /** 'question': the toast with the options; 'reminder': the notification that stays until the question is settled. */
+  kind: 'question' | 'reminder';
+  /** Set when the reminder closed itself (the question was answered, expired, or its task ended). */
+  closedAt?: number;
 }
 
 export interface AnswerOutcome {
@@ -42,6 +52,10 @@ export class QuestionInbox extends Disposable {
   private readonly notices: QuestionNotice[] = [];
   private readonly noticed = this._register(new Emitter<QuestionNotice>());
   readonly onDidNotify = this.noticed.event;
+  /** Per question waiting: the timer of its reminder, then the reminder's close. */
+  private readonly reminders = new Map<string, { timer?: NodeJS.Timeout; close?: () => void }>();
+  /** Replaceable by the in-editor tests (which cannot wait 45 s). */
+  remindAfterMs = REMIND_AFTER_MS;
 
   constructor(
     private readonly tasks: LiveTasks,
@@ -50,6 +64,7 @@ export class QuestionInbox extends Disposable {
     super();
     this._register(tasks.onDidChange(() => this.scan()));
     this._register({ dispose: () => this.prompts.forEach((p) => p.dispose()) });
+    this._register({ dispose: () => [...this.reminders.keys()].forEach((key) => this.settle(key)) });
     void tasks.ready().then(() => this.scan());
   }
 
@@ -76,8 +91,46 @@ export class QuestionInbox extends Disposable {
       this.seen.add(key);
       this.notify(summary, question);
     }
-    // Answered elsewhere (CLI, MCP, another window) or expired: an open prompt has nothing left to ask.
+    // Answered elsewhere (CLI, MCP, another window), expired, or its task ended: an open prompt has nothing left to
+    // ask, and a reminder nothing left to remind of.
     for (const [key, prompt] of this.prompts) if (!waiting.has(key)) prompt.hide();
+    for (const key of [...this.reminders.keys()]) if (!waiting.has(key)) this.settle(key);
+  }
+
+  /** The question is no longer waiting: no reminder comes, and one on screen closes. */
+  private settle(key: string): void {
+    const reminder = this.reminders.get(key);
+    if (!reminder) return;
+    this.reminders.delete(key);
+    clearTimeout(reminder.timer);
+    reminder.close?.();
+  }
+
+  /**
+   * After remindAfterMs, a question still waiting is shown again, as a notification that stays (a progress one: the
+   * only kind an extension can keep on screen and close again) until the question is answered, from anywhere, or
+   * expires. Its only button is VS Code's own, which hides the reminder; the question stays in the tree and the
+   * status bar.
+   */
+  private scheduleReminder(summary: TaskSummary, question: QuestionFile, key: string): void {
+    const entry: { timer?: NodeJS.Timeout; close?: () => void } = {};
+    this.reminders.set(key, entry);
+    entry.timer = setTimeout(() => {
+      if (this.reminders.get(key) !== entry) return;
+      const title = `Caesar: ${summary.state.agent} is still waiting for your answer: ${oneLine(question.question, 200)} — ${taskTitle(summary.state)}. Answer from the question mark in the status bar, or in the Caesar view.`;
+      const notice: QuestionNotice = { taskId: summary.id, questionId: question.id, message: title, buttons: [], kind: 'reminder' };
+      this.notices.push(notice);
+      this.noticed.fire(notice);
+      void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (_progress, token) =>
+        new Promise<void>((resolve) => {
+          entry.close = () => {
+            notice.closedAt = Date.now();
+            resolve();
+          };
+          token.onCancellationRequested(() => resolve()); // hidden by the user: the question itself stays
+        }),
+      );
+    }, this.remindAfterMs);
   }
 
   private notify(summary: TaskSummary, question: QuestionFile): void {
@@ -88,11 +141,13 @@ export class QuestionInbox extends Disposable {
     // A button may show a shorter label than its option: the answer written is always the option itself.
     this.buttonOptions.set(`${summary.id}/${question.id}`, new Map(labels.map((label, i) => [label, question.options[i]!])));
     const buttons = [...labels, ANSWER_BUTTON];
-    const notice: QuestionNotice = { taskId: summary.id, questionId: question.id, message, buttons };
+    const notice: QuestionNotice = { taskId: summary.id, questionId: question.id, message, buttons, kind: 'question' };
     this.notices.push(notice);
     this.log.info(`question ${question.id} of task ${summary.id}: ${oneLine(question.question, 120)}`);
     this.noticed.fire(notice);
-    void vscode.window.showInformationMessage(message, ...buttons).then((choice) => this.onNotificationChoice(summary.id, question.id, choice));
+    // A warning, not an information: the agent is blocked on the user, and the toast says so with its colour.
+    void vscode.window.showWarningMessage(message, ...buttons).then((choice) => this.onNotificationChoice(summary.id, question.id, choice));
+    this.scheduleReminder(summary, question, `${summary.id}/${question.id}`);
   }
 
   /** What a click on a question notification does (closing it, `undefined`, does nothing: the question stays). */
@@ -200,12 +255,20 @@ export class QuestionInbox extends Disposable {
       return { answered: true, message };
     } catch (err) {
       if (!(err instanceof RequestError)) throw err;
-      const message = `Caesar: ${err.message}`;
+      const message = `Caesar: ${this.refusal(taskId, err)}`;
       void vscode.window.showInformationMessage(message);
       return { answered: false, message, code: err.code };
     }
   }
 
+  /** What the user is told when an answer is refused: a task named by its objective, its end said as it happened. */
+  private refusal(taskId: string, err: RequestError): string {
+    const summary = this.tasks.get(taskId);
+    if (err.code !== 'finished' || !summary) return err.message;
+    // The engine read the task's state just now; the summary may not have caught up with it yet.
+    const how = /was cancelled/.test(err.message) ? 'was cancelled' : isActive(summary.observed) ? 'ended' : `ended (${summary.observed.replace('_', ' ')})`;
+    return `${taskTitle(summary.state)} ${how} before this question was answered: nothing is waiting for the answer any more.`;
+  }
 }
 
 /** Questions the supervisor files for an ACP agent's permission requests (engine/acp/permission-broker.ts). */

@@ -20,12 +20,18 @@ export interface BaseVersionRef {
 }
 
 /**
- * `caesar-base:/<file>?{"task":…,"commit":…,"root":…}`: everything the provider needs is in the URI (as the GitHub
- * Pull Requests extension's review URIs carry theirs), so a diff editor restored after a window reload shows its left
- * side before the task list has loaded. The path is the file's, so the editor picks its language from the name.
+ * `caesar-base:<path>?{"task":…,"commit":…,"root":…,"file":…}`: everything the provider needs is in the query (as the
+ * GitHub Pull Requests extension's review URIs carry theirs), so a diff editor restored after a window reload shows its
+ * left side before the task list has loaded. The path is only for the editor: the file's name picks the language, and
+ * `beside` (the path of the task's version, the diff's right side) gives both sides one path, as Source Control's
+ * `git:` URIs share the file's: the multi-file diff editor marks a file "R" (renamed) when its two sides' paths differ.
  */
-export function baseVersionUri(ref: BaseVersionRef): vscode.Uri {
-  return vscode.Uri.from({ scheme: BASE_SCHEME, path: `/${ref.file}`, query: JSON.stringify({ task: ref.taskId, commit: ref.commit, root: ref.root }) });
+export function baseVersionUri(ref: BaseVersionRef, beside?: vscode.Uri): vscode.Uri {
+  return vscode.Uri.from({
+    scheme: BASE_SCHEME,
+    path: beside?.path ?? `/${ref.file}`,
+    query: JSON.stringify({ task: ref.taskId, commit: ref.commit, root: ref.root, file: ref.file }),
+  });
 }
 
 export function parseBaseVersionUri(uri: vscode.Uri): BaseVersionRef | undefined {
@@ -37,9 +43,11 @@ export function parseBaseVersionUri(uri: vscode.Uri): BaseVersionRef | undefined
     return undefined;
   }
   if (!query || typeof query !== 'object') return undefined;
-  const { task, commit, root } = query as Record<string, unknown>;
+  const { task, commit, root, file } = query as Record<string, unknown>;
   if (typeof task !== 'string' || typeof commit !== 'string' || typeof root !== 'string') return undefined;
-  return { taskId: task, commit, root, file: uri.path.replace(/^\//, '') };
+  if (file !== undefined && typeof file !== 'string') return undefined;
+  // Without `file`: a URI of an earlier version (a diff editor restored after an update), whose path is the file.
+  return { taskId: task, commit, root, file: file ?? uri.path.replace(/^\//, '') };
 }
 
 /**

@@ -1,8 +1,22 @@
 import * as vscode from 'vscode';
-import { applyTaskById, changedSinceBase, diffTask, discardTask, RecordRefused, requireTaskView, taskVersionPath, type ApplyOutcome, type DiscardOutcome, type Overlap, type TaskSummary } from '../../engine/tasks';
+import { taskTitle } from '../../common/format';
+import {
+  applyTaskById,
+  changedSinceBase,
+  diffTask,
+  discardTask,
+  RecordRefused,
+  requireTaskView,
+  taskVersionPath,
+  type ApplyOutcome,
+  type DiscardOutcome,
+  type Overlap,
+  type TaskSummary,
+} from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { UNTRUSTED_REVIEW } from './baseContent';
 import { baseSideOf, openChange } from './openChange';
+import { noteTaskMultiDiff, refreshTaskMultiDiffContext } from './multiDiffContext';
 import { activeEditorTarget, pickTaskTarget, targetOf, type TaskTarget } from './target';
 
 /** Asks the user to confirm a consequential action (a modal warning); resolves true to go ahead. */
@@ -73,7 +87,11 @@ export class ReviewCommands {
   }
 
   private async targetFor(arg: unknown, selection: unknown, placeHolder: string): Promise<TaskTarget | undefined> {
-    if (arg !== undefined) return targetOf(this.tasks, arg, selection);
+    if (arg !== undefined) {
+      const target = targetOf(this.tasks, arg, selection);
+      // An editor title menu passes the editor's resource: the multi-file diff editor's is no task's, the editor is.
+      if (target || !(arg instanceof vscode.Uri)) return target;
+    }
     return activeEditorTarget(this.tasks, this.activeTimelineTask) ?? pickTaskTarget(this.tasks, hasChanges, placeHolder);
   }
 
@@ -87,6 +105,7 @@ export class ReviewCommands {
   async reviewAll(taskId: string): Promise<ReviewShown> {
     if (!this.trusted()) return 'nothing';
     const root = this.tasks.rootOf(taskId);
+    if (this.saidGone(taskId, 'review')) return 'nothing';
     const diff = await diffTask(root, taskId);
     const { state } = await requireTaskView(root, taskId);
     if (!diff.worktree || diff.files.length === 0) {
@@ -97,11 +116,17 @@ export class ReviewCommands {
     if ((await vscode.commands.getCommands(true)).includes('vscode.changes')) {
       const resources: [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined][] = [];
       for (const file of diff.files) {
-        const right = file.action === 'deleted' ? undefined : vscode.Uri.file(await taskVersionPath(root, state, file.path));
-        const left = file.action === 'created' ? undefined : baseSideOf(this.tasks, taskId, file.old_path ?? file.path);
-        resources.push([right ?? (left as vscode.Uri), left, right]);
+        // Where each side sits in the worktree: a modified file's two sides share a path (shown "M", as Source Control
+        // shows it); a renamed file's base side takes its old path (shown "R").
+        const at = vscode.Uri.file(await taskVersionPath(root, state, file.path));
+        const right = file.action === 'deleted' ? undefined : at;
+        const oldAt = file.old_path ? vscode.Uri.file(await taskVersionPath(root, state, file.old_path)) : at;
+        const left = file.action === 'created' ? undefined : baseSideOf(this.tasks, taskId, file.old_path ?? file.path, oldAt);
+        resources.push([at, left, right]);
       }
+      noteTaskMultiDiff(title, taskId);
       await vscode.commands.executeCommand('vscode.changes', title, resources);
+      refreshTaskMultiDiffContext();
       return 'multiDiff';
     }
     for (const file of diff.files.slice(0, MAX_PER_FILE_DIFFS)) await openChange(this.tasks, taskId, file.path);
@@ -115,8 +140,10 @@ export class ReviewCommands {
    */
   async apply(taskId: string, files?: string[]): Promise<ApplyOutcome | undefined> {
     if (!this.trusted()) return undefined;
+    if (this.saidGone(taskId, 'apply')) return undefined;
     const root = this.tasks.rootOf(taskId);
     const view = await requireTaskView(root, taskId);
+    const title = taskTitle(view.state);
     if (view.state.worktree && view.state.base_ref) {
       const paths = files?.length ? files : (await diffTask(root, taskId)).files.map((f) => f.path);
       const overlaps = await changedSinceBase(root, view, paths, this.tasks.list(root)).catch((err: Error) => {
@@ -129,7 +156,7 @@ export class ReviewCommands {
           .map((o) => `${o.file}${o.appliedBy.length ? ` (also changed by applied task ${o.appliedBy.join(', ')})` : ' (changed in the workspace)'}`)
           .join('\n');
         const go = await this.confirm(
-          `Task ${taskId} changed files that were also changed in your workspace since the task started. Apply anyway?`,
+          `Task ${title} changed files that were also changed in your workspace since the task started. Apply anyway?`,
           `${detail}\n\nThe agent did not see these changes. Applying is all or nothing: if a change does not fit, nothing is written.`,
           'Apply Anyway',
         );
@@ -140,8 +167,11 @@ export class ReviewCommands {
     this.log.info(`apply ${taskId}${files?.length ? ` (${files.join(', ')})` : ''}: ${outcome.message}`);
     if (outcome.applied) {
       void vscode.window.showInformationMessage(
-        outcome.empty ? `Caesar: ${outcome.message}` : `Caesar: applied ${outcome.files.length} file(s) of task ${taskId}: ${outcome.files.join(', ')}.`,
+        outcome.empty ? `Caesar: ${outcome.message}` : `Caesar: applied ${outcome.files.length} file(s) of ${title}: ${outcome.files.join(', ')}.`,
       );
+    } else if (outcome.reason === 'already_applied') {
+      // The engine's message tells a terminal user to run `caesar discard`; here the button does it.
+      void this.offerDiscardAfterApply(taskId, title, !!view.state.worktree && !view.discarded);
     } else if (outcome.reason === 'conflicts') {
       void vscode.window.showErrorMessage(`Caesar: ${outcome.message}`);
     } else {
@@ -158,14 +188,43 @@ export class ReviewCommands {
     const view = await requireTaskView(root, taskId);
     if (view.state.worktree) {
       const applied = view.applied ? ' It was applied: your workspace keeps those changes.' : ' Its changes were not applied: they will be lost.';
-      const go = await this.confirm(`Discard the worktree of task ${taskId}?`, `${view.state.worktree}${view.state.branch ? ` and branch ${view.state.branch}` : ''} will be removed.${applied}`, 'Discard');
+      const go = await this.confirm(`Discard the worktree of ${taskTitle(view.state)}?`, `${view.state.worktree}${view.state.branch ? ` and branch ${view.state.branch}` : ''} will be removed.${applied}`, 'Discard');
       if (!go) return undefined;
     }
     const outcome = await discardTask({ root, state: view.state });
     this.log.info(`discard ${taskId}: ${outcome.message}`);
-    void (outcome.discarded ? vscode.window.showInformationMessage(`Caesar: ${outcome.message}`) : vscode.window.showWarningMessage(`Caesar: ${outcome.message}`));
+    void (outcome.discarded
+      ? vscode.window.showInformationMessage(`Caesar: discarded the worktree of ${taskTitle(view.state)}.`)
+      : vscode.window.showWarningMessage(`Caesar: ${outcome.message}`));
     void this.tasks.reloadAll();
     return outcome;
+  }
+
+  /**
+   * A task whose worktree was discarded has nothing left to review or apply: says so plainly (instead of git's "the
+   * worktree does not exist") and returns true.
+   */
+  private saidGone(taskId: string, what: 'review' | 'apply'): boolean {
+    const summary = this.tasks.get(taskId);
+    if (!summary?.discarded) return false;
+    const title = taskTitle(summary.state);
+    void vscode.window.showInformationMessage(
+      summary.applied
+        ? `Caesar: ${title} was applied, and its worktree removed since: its changes are in your workspace (Source Control shows them).`
+        : `Caesar: ${title} was discarded: its worktree and its changes are gone, so there is nothing to ${what}.`,
+    );
+    return true;
+  }
+
+  /** After an Apply of a task applied already: says so, with a button to remove its worktree (was: run `caesar discard`). */
+  private async offerDiscardAfterApply(taskId: string, title: string, worktreeLeft: boolean): Promise<void> {
+    const message = `Caesar: ${title} was already applied: its changes are in your workspace, nothing is left to apply.`;
+    if (!worktreeLeft) {
+      void vscode.window.showInformationMessage(message);
+      return;
+    }
+    const remove = 'Discard Worktree';
+    if ((await vscode.window.showInformationMessage(message, remove)) === remove) await this.discard(taskId);
   }
 
   /** A quick pick of the task's changed files, all checked: the user unchecks what to leave out. */
@@ -182,7 +241,9 @@ export class ReviewCommands {
       description: `${f.action}${f.binary ? ' · binary' : ` · +${f.additions} −${f.deletions}`}`,
       picked: preselected.has(f.path),
     }));
-    const picked = await vscode.window.showQuickPick(items, { canPickMany: true, placeHolder: `Apply which files of task ${target.taskId}?` });
+    const summary = this.tasks.get(target.taskId);
+    const placeHolder = `Apply which files of ${summary ? taskTitle(summary.state) : 'the task'}?`;
+    const picked = await vscode.window.showQuickPick(items, { canPickMany: true, title: 'Caesar: Apply Selected Files', placeHolder });
     return picked?.map((p) => p.label);
   }
 

@@ -5,6 +5,7 @@ import type { LiveTasks } from '../tasks/liveTasks';
 import { ChangedFileNode, DetailNode, TaskNode } from '../tasks/nodes';
 import { parseBaseVersionUri } from './baseContent';
 import { CHANGE_SCHEME } from './changeUri';
+import { multiDiffSides, taskOfMultiDiffTab } from './multiDiffContext';
 
 /** What a command acts on: a task, and the files of it the user chose (none: the whole task). */
 export interface TaskTarget {
@@ -60,11 +61,17 @@ export function taskOfWorktreeFile(summaries: TaskSummary[], file: string): { su
 /** The task shown in the active editor: a diff of a task's file, a worktree file, or a timeline panel. */
 export function activeEditorTarget(tasks: LiveTasks, activeTimelineTask: () => string | undefined): TaskTarget | undefined {
   const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-  const uris = input instanceof vscode.TabInputTextDiff ? [input.modified, input.original] : input instanceof vscode.TabInputText ? [input.uri] : [];
+  const uris =
+    input instanceof vscode.TabInputTextDiff ? [input.modified, input.original]
+    : input instanceof vscode.TabInputText ? [input.uri]
+    // A multi-file diff ("Review All Changes"): its left sides name the task.
+    : (multiDiffSides(input)?.flatMap((d) => [d.original as vscode.Uri | undefined, d.modified as vscode.Uri | undefined]).filter((u): u is vscode.Uri => !!u) ?? []);
   for (const uri of uris) {
     const target = targetOfUri(tasks, uri);
     if (target) return { taskId: target.taskId };
   }
+  const reviewed = taskOfMultiDiffTab(vscode.window.tabGroups.activeTabGroup.activeTab);
+  if (reviewed && tasks.get(reviewed)) return { taskId: reviewed };
   const timeline = activeTimelineTask();
   return timeline && tasks.get(timeline) ? { taskId: timeline } : undefined;
 }
@@ -74,11 +81,19 @@ export async function pickTaskTarget(tasks: LiveTasks, eligible: (s: TaskSummary
   const items = tasks
     .list()
     .filter(eligible)
-    .map((s) => ({ label: s.state.objective, description: `${s.state.agent} · ${s.observed}`, detail: s.id, id: s.id }));
+    .map((s) => ({ label: s.state.objective, description: `${s.state.agent} · ${s.observed} · ${whenLabel(s)}`, id: s.id }));
   if (items.length === 0) {
     void vscode.window.showInformationMessage('Caesar: no task to choose from for this command.');
     return undefined;
   }
   const picked = await vscode.window.showQuickPick(items, { placeHolder });
   return picked ? { taskId: picked.id } : undefined;
+}
+
+/** When a task started, as a picker tells re-runs of one objective apart ("14:02", or "3 Dec 14:02" before today). */
+export function whenLabel(summary: TaskSummary, now = new Date()): string {
+  const at = new Date(summary.state.started_at ?? summary.state.created_at);
+  if (Number.isNaN(at.getTime())) return '';
+  const time = at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', hour12: false });
+  return at.toDateString() === now.toDateString() ? time : `${at.toLocaleDateString([], { day: 'numeric', month: 'short' })} ${time}`;
 }

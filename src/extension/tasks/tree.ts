@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../../base/disposable';
 import { Emitter } from '../../base/event';
-import { isActive, type TaskSummary } from '../../engine/tasks';
+import { isActive, reviewOutcome, type TaskSummary } from '../../engine/tasks';
 import type { TaskActivity } from './activity';
 import { formatUsage } from './format';
 import type { LiveTasks, TaskRoot } from './liveTasks';
@@ -260,7 +260,8 @@ function categoryKey(s: TaskSummary): string {
 /** The git-verified diff once the task has a result; until then, the files its events say it touched. */
 function changedFiles(summary: TaskSummary, activity: TaskActivity): ChangedFile[] {
   const diffFiles = summary.result?.diff?.files;
+  const gone = reviewOutcome(summary) === 'discarded';
   return diffFiles
-    ? diffFiles.map((f) => ({ path: f.path, action: f.action as string, counts: f.binary ? 'binary' : `+${f.additions} −${f.deletions}` }))
-    : [...activity.files.values()].map((f) => ({ path: f.path, action: f.action, counts: '' }));
+    ? diffFiles.map((f) => ({ path: f.path, action: f.action as string, counts: f.binary ? 'binary' : `+${f.additions} −${f.deletions}`, gone }))
+    : [...activity.files.values()].map((f) => ({ path: f.path, action: f.action, counts: '', gone }));
 }

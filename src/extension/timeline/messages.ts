@@ -25,6 +25,10 @@ export interface TimelineTaskInfo {
   report?: Report;
   reportSource?: string;
   files?: { path: string; action: string; additions: number; deletions: number; binary: boolean }[];
+  /** What the user did with the work (engine/store/store reviewOutcome, as `caesar ps` says it). */
+  review?: 'applied' | 'discarded';
+  /** The task's worktree was removed: its files cannot be opened, nothing is left to apply or discard. */
+  worktreeGone?: boolean;
 }
 
 export type RowTone = '' | 'ok' | 'bad' | 'warn' | 'dim' | 'info';
@@ -87,7 +91,9 @@ export type HostToWebview =
    * The panel now shows another task (an untouched panel is reused, as VS Code reuses a preview editor): forget
    * everything shown, then say `ready` as a freshly loaded page does.
    */
-  | { type: 'retarget'; taskId: string };
+  | { type: 'retarget'; taskId: string }
+  /** Types a search and picks a filter in the page's toolbar, as the user would (tests drive the toolbar so). */
+  | { type: 'search'; text: string; filter: TimelineFilter };
 
 export interface TimelineStats {
   /** Events the host had indexed when the webview last heard from it. */
@@ -102,7 +108,16 @@ export interface TimelineStats {
   recentLabels: string[];
   /** Index (in the current query) of the first row in view. */
   firstVisible: number;
+  /** Labels of the row elements the page displays (by computed style), top to bottom: what the user sees. */
+  shownLabels: string[];
+  /** The footer's text ("N events · M rows"). */
+  footer: string;
+  /** The header's action buttons the page displays (TimelineAction values; `step:<action>` for a next step's). */
+  actions: string[];
 }
+
+/** The choices of the timeline's type filter (webview-ui/timeline/main.ts maps each to event types). */
+export type TimelineFilter = 'all' | 'tools' | 'messages' | 'files' | 'problems';
 
 export type WebviewToHost =
   /** The script has loaded and wants its data (also sent after the webview is restored). */

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { taskPaths } from '../../protocol';
-import type { TaskSummary } from '../../engine/tasks';
+import { reviewOutcome, type TaskSummary } from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { openChange } from '../review/openChange';
-import type { HostToWebview, TimelineAction, TimelineStats, TimelineTaskInfo, WebviewToHost } from './messages';
+import type { HostToWebview, TimelineAction, TimelineFilter, TimelineStats, TimelineTaskInfo, WebviewToHost } from './messages';
 import { TimelineSource } from './timeline-source';
 
 export const TIMELINE_VIEW_TYPE = 'caesar.timeline';
@@ -146,6 +146,11 @@ export class TimelinePanel implements vscode.Disposable {
 
   reveal(): void {
     this.panel.reveal();
+  }
+
+  /** Types a search and picks a filter in the page's toolbar (the page then asks for the matching rows). */
+  search(text: string, filter: TimelineFilter): void {
+    this.post({ type: 'search', text, filter });
   }
 
   private onMessage(message: WebviewToHost): void {
@@ -319,5 +324,7 @@ export function taskInfo(summary: TaskSummary): TimelineTaskInfo {
     report: result?.report,
     reportSource: result?.report_source,
     files: result?.diff?.files.map((f) => ({ path: f.path, action: f.action, additions: f.additions, deletions: f.deletions, binary: f.binary })),
+    review: reviewOutcome(summary),
+    worktreeGone: !!summary.discarded,
   };
 }

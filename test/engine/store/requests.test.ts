@@ -68,4 +68,23 @@ describe('engine: requests (cancel, answer)', () => {
     assert.ok(!existsSync(path.join(root, '.caesar/tasks/state.json')));
     assert.deepEqual(await pendingQuestions(root, 't'), [], 'expired questions are not pending');
   });
+
+  it('a question of a cancelled task is refused as such, not as "expired … went on with its own judgment"', async () => {
+    const root = tempRoot();
+    const ended = new Date();
+    // The supervisor expires the unanswered question as the agent exits, then records the end.
+    writeState(root, 'c', { status: 'cancelled', ended_at: ended.toISOString() });
+    ask(root, 'c', 'q1', { expired_at: new Date(ended.getTime() - 300).toISOString() });
+    await assert.rejects(answerQuestion(root, 'c', 'q1', 'x'), (e: any) =>
+      e.code === 'finished' && /^Task "c" was cancelled before question "q1" was answered/.test(e.message) && !/judgment/.test(e.message));
+    // Not expired at all (an agent that failed without expiring it): refused too, nothing written.
+    writeState(root, 'l', { status: 'failed', ended_at: ended.toISOString() });
+    ask(root, 'l', 'q2');
+    await assert.rejects(answerQuestion(root, 'l', 'q2', 'x'), (e: any) => e.code === 'finished' && /ended \(failed\)/.test(e.message));
+    assert.ok(!existsSync(path.join(taskPaths(root, 'l').answersDir, 'q2.json')));
+    // Expired in a task that went on to the end: the agent did stop waiting and go on, and that is what it says.
+    writeState(root, 'e', { status: 'succeeded', ended_at: ended.toISOString() });
+    ask(root, 'e', 'q3', { expired_at: new Date(ended.getTime() - 300).toISOString() });
+    await assert.rejects(answerQuestion(root, 'e', 'q3', 'x'), (e: any) => e.code === 'expired' && /went on with its own judgment/.test(e.message));
+  });
 });

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
 import type { ApplyOutcome, DelegatedTask, DiscardOutcome } from '../../../src/engine/tasks';
-import { EXTENSION_ID, caesar, rowsOf, runInTerminal, until, workspaceDir } from './helpers';
+import { EXTENSION_ID, caesar, rowsOf, runInTerminal, sleep, until, workspaceDir } from './helpers';
 
 // Real tasks: the fixture agent runs under `caesar run --isolation worktree` from a terminal, writing FIXTURE_FILES in
 // its worktree; the commands then act on the real workspace, and each test checks the files on disk.
@@ -43,10 +43,12 @@ describe('Review and apply a task from the editor', () => {
   let answer = true;
   const readme = () => readFileSync(workspaceFile('README.md'), 'utf8');
   let readmeBefore = '';
+  let gitignoreBefore = '';
 
   before(async () => {
     api = await caesar();
     readmeBefore = readme();
+    gitignoreBefore = readFileSync(workspaceFile('.gitignore'), 'utf8');
     api.review!.setConfirm!(async (message, detail, action) => {
       confirmations.push({ message, detail, action });
       return answer;
@@ -60,6 +62,7 @@ describe('Review and apply a task from the editor', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     for (const rel of created.splice(0)) rmSync(workspaceFile(rel), { recursive: true, force: true });
     writeFileSync(workspaceFile('README.md'), readmeBefore);
+    writeFileSync(workspaceFile('.gitignore'), gitignoreBefore);
   });
 
   it('contributes its commands, each registered', async () => {
@@ -73,11 +76,11 @@ describe('Review and apply a task from the editor', () => {
 
   it('decorates the changed files, opens them all in the multi-file diff editor, and Apply writes every file into the workspace', async function () {
     this.timeout(120_000);
-    const id = await fixtureTask(api, 'apply-all', { 'review-all/one.txt': 'one\n', 'review-all/two.txt': 'two\n' });
+    const id = await fixtureTask(api, 'apply-all', { 'review-all/one.txt': 'one\n', 'review-all/two.txt': 'two\n', '.gitignore': `${gitignoreBefore}# a line from the review test\n` });
     created.push('review-all', 'fixture-notes.md');
     const task = (await api.treeSnapshot([id])).find((t) => t.id === id)!;
     assert.equal(task.contextValue, 'task.succeeded.changes.wt', 'the tree offers Review / Apply / Discard on it');
-    assert.deepEqual(task.children.filter((c) => c.contextValue === 'file').map((c) => c.label).sort(), ['fixture-notes.md', 'one.txt', 'two.txt']);
+    assert.deepEqual(task.children.filter((c) => c.contextValue === 'file').map((c) => c.label).sort(), ['.gitignore', 'fixture-notes.md', 'one.txt', 'two.txt']);
 
     // Decorations: the tree's file item and the worktree file (the right side of its diff) are coloured as "added".
     const item = api.review!.fileDecoration(api.review!.treeFileUri(id, 'review-all/one.txt'));
@@ -94,18 +97,36 @@ describe('Review and apply a task from the editor', () => {
       return active?.label.startsWith('Caesar: Review test apply-all') ? active : undefined;
     });
     assert.ok(!(tab.input instanceof vscode.TabInputTextDiff) && !(tab.input instanceof vscode.TabInputText), 'one editor for all the files, not a single diff');
+    // A modified file's two sides share a path, as Source Control's do: the editor shows it "M", not "R" (renamed),
+    // which it shows whenever the paths differ.
+    const sides = (tab.input as { textDiffs: vscode.TabInputTextDiff[] }).textDiffs;
+    const modifiedSides = sides.find((d) => d.modified.path.endsWith('/.gitignore'))!;
+    assert.ok(modifiedSides, JSON.stringify(sides.map((d) => d.modified.toString())));
+    assert.equal(modifiedSides.original.scheme, 'caesar-base');
+    assert.equal(modifiedSides.original.path, modifiedSides.modified.path);
+    // Apply sits in the multi-file diff editor's title bar.
+    const titleMenu = (vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON as { contributes: { menus: Record<string, { command: string; when: string }[]> } }).contributes.menus['editor/title']!;
+    assert.ok(titleMenu.some((m) => m.command === 'caesar.apply' && /activeEditor == multiDiffEditor && caesar\.reviewingTaskChanges/.test(m.when)), 'Apply in the multi-file diff title bar');
+    await until('the title bar context key', () => api.review!.reviewingTaskChanges(), 10_000);
 
-    // Apply: no warning (nothing changed in the workspace since the base), every file written.
-    const outcome = (await vscode.commands.executeCommand('caesar.apply', id)) as ApplyOutcome;
+    // Apply from that title bar: VS Code passes the multi-file diff editor's own resource, which names no task; the
+    // editor shown does. No warning (nothing changed in the workspace since the base), every file written.
+    const outcome = (await vscode.commands.executeCommand('caesar.apply', vscode.Uri.parse(`multi-diff-editor:${Date.now()}`))) as ApplyOutcome;
+    assert.ok(outcome, 'the title bar Apply applied the task of the multi-file diff editor');
     assert.equal(outcome.applied, true, outcome.message);
     assert.deepEqual(confirmations, []);
-    assert.deepEqual([...outcome.files].sort(), ['fixture-notes.md', 'review-all/one.txt', 'review-all/two.txt']);
+    assert.deepEqual([...outcome.files].sort(), ['.gitignore', 'fixture-notes.md', 'review-all/one.txt', 'review-all/two.txt']);
     assert.equal(readFileSync(workspaceFile('review-all/one.txt'), 'utf8'), 'one\n');
     assert.equal(readFileSync(workspaceFile('review-all/two.txt'), 'utf8'), 'two\n');
     assert.ok(existsSync(workspaceFile('fixture-notes.md')));
     const applied = JSON.parse(readFileSync(path.join(api.root, '.caesar', 'tasks', id, 'applied.json'), 'utf8')) as { files: string[] };
-    assert.equal(applied.files.length, 3);
+    assert.equal(applied.files.length, 4);
     await api.waitForTree((t) => /applied/.test(t.find((x) => x.id === id)?.description ?? ''), 10_000);
+
+    // The timeline agrees with the tree: applied, so it offers no Apply (nor Discard) any more, only the review.
+    await vscode.commands.executeCommand('caesar.openTimeline', id);
+    const stats = await api.timeline.waitForStats(id, (s) => s.caughtUp && s.actions.length > 0 && !s.actions.includes('apply'), 60_000);
+    assert.deepEqual(stats.actions, ['reviewAll']);
   });
 
   it('Apply Selected Files writes only the chosen files', async function () {
@@ -133,6 +154,7 @@ describe('Review and apply a task from the editor', () => {
     assert.equal(await vscode.commands.executeCommand('caesar.apply', id), undefined);
     assert.equal(confirmations.length, 1);
     assert.match(confirmations[0]!.message, /changed in your workspace since the task started/);
+    assert.match(confirmations[0]!.message, /^Task “Review test conflict \(\d+\)” \(fixture\) changed files/, 'named by its objective and agent, not its id');
     assert.match(confirmations[0]!.detail, /^README\.md \(changed in the workspace\)$/m);
     assert.doesNotMatch(confirmations[0]!.detail, /review-conflict/, 'only the files changed since the base are listed');
     assert.ok(!existsSync(workspaceFile('review-conflict/new.txt')));
@@ -154,12 +176,24 @@ describe('Review and apply a task from the editor', () => {
     assert.ok(existsSync(worktree));
     const discarded = (await vscode.commands.executeCommand('caesar.discard', id)) as DiscardOutcome;
     assert.equal(discarded.discarded, true, discarded.message);
-    assert.match(confirmations.at(-1)!.message, /Discard the worktree/);
+    assert.match(confirmations.at(-1)!.message, /^Discard the worktree of “Review test conflict \(\d+\)” \(fixture\)\?$/);
     assert.ok(!existsSync(worktree), 'the worktree directory is removed');
     assert.ok(!git('worktree', 'list', '--porcelain').includes(worktree), 'git no longer lists the worktree');
     assert.ok(existsSync(path.join(api.root, '.caesar', 'tasks', id, 'discarded.json')));
-    await api.waitForTree((t) => t.find((x) => x.id === id)?.contextValue === 'task.succeeded.changes', 10_000);
+    const gone = (await api.waitForTree((t) => t.find((x) => x.id === id)?.contextValue === 'task.succeeded.changes', 10_000, [id])).find((x) => x.id === id)!;
     assert.equal(readme(), '# Changed by the user\n');
+    // Discarded, as `caesar ps` says: the tree says so, its files are named but no longer offered as diffs, and
+    // neither the commands nor the timeline offer to apply or review it.
+    assert.match(gone.description, /^fixture · discarded/);
+    assert.equal(gone.icon, 'trash');
+    const files = gone.children.filter((c) => c.contextValue.startsWith('file'));
+    assert.ok(files.length > 0 && files.every((c) => c.contextValue === 'file.gone' && /discarded/.test(c.description)), JSON.stringify(files));
+    assert.equal(await vscode.commands.executeCommand('caesar.apply', id), undefined, 'nothing to apply');
+    assert.equal(await vscode.commands.executeCommand('caesar.reviewAll', id), 'nothing');
+    await vscode.commands.executeCommand('caesar.openTimeline', id);
+    await api.timeline.waitForStats(id, (s) => s.caughtUp && s.received > 0, 60_000);
+    await sleep(500); // the task message and the stats after it
+    assert.deepEqual(api.timeline.stats(id)!.actions, []);
   });
 
   it('Cancel stops a running task; Re-run starts the same objective again; Open Raw Log and Reveal Task Folder open its files', async function () {

@@ -41,6 +41,41 @@ describe('Timeline panel', () => {
     writeFileSync(path.join(task.dir, 'state.json'), JSON.stringify({ ...(await api.store.summary(id))!.state, status: 'succeeded', ended_at: new Date().toISOString() }));
   });
 
+  it('search and the type filter show only the matching rows, each once, and the footer counts them', async function () {
+    this.timeout(120_000);
+    const api = await caesar();
+    const id = 'hand-timeline-filter';
+    const start = new Date(Date.now() - 60_000);
+    const lines = [event(id, 0, start, { type: 'started', agent: 'fixture', command: 'fx' })];
+    // 16 rows: the start, 9 messages (5 say Ciao), 4 tool calls, one file change, the end.
+    for (let i = 0; i < 9; i++) lines.push(event(id, lines.length, start, { type: 'message', text: i < 5 ? `Ciao number ${i}` : `Hello number ${i}` }));
+    for (let i = 0; i < 4; i++) {
+      lines.push(event(id, lines.length, start, { type: 'tool_use', tool: 'read', input_summary: `file-${i}.ts`, status: 'started', id: `t${i}` }));
+      lines.push(event(id, lines.length, start, { type: 'tool_use', tool: 'read', input_summary: `file-${i}.ts`, status: 'succeeded', id: `t${i}` }));
+    }
+    lines.push(event(id, lines.length, start, { type: 'file_changed', path: 'README.md', action: 'modified' }));
+    lines.push(event(id, lines.length, start, { type: 'finished', status: 'success', summary: 'done' }));
+    handWrittenTask(api.root, id, { status: 'succeeded', objective: 'Filter task', started_at: start.toISOString(), ended_at: new Date().toISOString() }, lines);
+    await api.waitForTree((t) => !!find(t, id), 10_000);
+    await vscode.commands.executeCommand('caesar.openTimeline', id);
+    const all = await api.timeline.waitForStats(id, (s) => s.caughtUp && s.rows === 16 && s.shownLabels.length === 16, 60_000);
+    assert.equal(all.footer, `${lines.length} events · 16 rows`);
+
+    api.timeline.search(id, '', 'files');
+    const files = await api.timeline.waitForStats(id, (s) => s.footer.includes('1 of 16 rows match') && s.recentLabels.length === 1, 30_000);
+    assert.deepEqual(files.shownLabels, files.recentLabels, 'the page shows the one file row, and nothing else');
+    assert.equal(files.shownLabels.length, 1);
+    assert.match(files.shownLabels[0]!, /README\.md/);
+
+    api.timeline.search(id, 'Ciao', 'all');
+    const ciao = await api.timeline.waitForStats(id, (s) => s.footer.includes('5 of 16 rows match') && s.recentLabels.length === 5, 30_000);
+    assert.deepEqual(ciao.shownLabels, ['Ciao number 0', 'Ciao number 1', 'Ciao number 2', 'Ciao number 3', 'Ciao number 4']);
+
+    api.timeline.search(id, '', 'all');
+    const back = await api.timeline.waitForStats(id, (s) => s.footer === `${lines.length} events · 16 rows` && s.shownLabels.length === 16, 30_000);
+    assert.equal(new Set(back.shownLabels).size, 16, 'every row again, each once');
+  });
+
   it('reuses an untouched timeline for the next task opened, as a preview editor is reused: one page, the new task only', async function () {
     this.timeout(120_000);
     const api = await caesar();

@@ -67,6 +67,12 @@ describe('Questions: one inbox', () => {
     const after = await api.waitForTree((t) => t.find((x) => x.id === id)?.icon === 'pass', 10_000, [id]);
     assert.ok(!after.find((x) => x.id === id)!.children.some((c) => c.contextValue === 'question'));
     assert.equal(api.questions.notified().filter((n) => n.taskId === id).length, 1, 'one notification per question');
+
+    // The report's next step says "apply it (caesar apply <id>)" for a terminal: in the timeline it is the Apply button.
+    await vscode.commands.executeCommand('caesar.openTimeline', id);
+    const stats = await api.timeline.waitForStats(id, (s) => s.caughtUp && s.actions.includes('apply'), 60_000);
+    assert.ok(stats.actions.includes('step:apply'), JSON.stringify(stats.actions));
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
   it('an answer given elsewhere (the CLI) closes the open prompt, and a later click says it was answered', async function () {
@@ -90,5 +96,37 @@ describe('Questions: one inbox', () => {
     assert.equal(late.code, 'already_answered');
     assert.match(late.message, /from cli: "Ciao"/);
     assert.equal(await settled(api, id), 'succeeded');
+  });
+
+  it('a question still waiting is shown again in a notification that stays, which closes itself once the question is answered elsewhere', async function () {
+    this.timeout(90_000);
+    const api = await caesar();
+    const previous = api.questions.setRemindAfterMs(500);
+    try {
+      const id = await delegateAsking(api, `Remind me of the question (${Date.now()})`);
+      const first = await api.questions.waitForNotice(id, 30_000);
+      assert.equal(first.kind, 'question');
+      const reminder = await until('the reminder', () => api.questions.notified().find((n) => n.taskId === id && n.kind === 'reminder'), 30_000);
+      assert.match(reminder.message, /still waiting for your answer: Which greeting should the demo write\?/);
+      assert.equal(reminder.closedAt, undefined, 'it stays while the question waits');
+      assert.equal(await runInTerminal('caesar answer', `caesar answer ${id} ${first.questionId} Hello`), 0);
+      await until('the reminder to close itself', () => reminder.closedAt, 30_000);
+      assert.equal(await settled(api, id), 'succeeded');
+    } finally {
+      api.questions.setRemindAfterMs(previous);
+    }
+  });
+
+  it('after a cancel, answering the question says the task was cancelled (not that the agent went on by itself)', async function () {
+    this.timeout(90_000);
+    const api = await caesar();
+    const id = await delegateAsking(api, `Cancel me while I ask (${Date.now()})`);
+    const { questionId: qid } = await api.questions.waitForNotice(id, 30_000);
+    await vscode.commands.executeCommand('caesar.cancel', id);
+    assert.equal(await settled(api, id), 'cancelled');
+    const late = (await api.questions.choose(id, qid, 'Hello')) as AnswerOutcome;
+    assert.equal(late.answered, false);
+    assert.match(late.message, /^Caesar: “Cancel me while I ask \(\d+\)” \(demo\) was cancelled before this question was answered/);
+    assert.doesNotMatch(late.message, /judgment|expired/);
   });
 });

@@ -16,6 +16,8 @@ export interface ChangedFile {
   action: string;
   /** "+3 −1", "binary", or '' when only the agent's events name the file. */
   counts: string;
+  /** The task's worktree was removed (discarded): the task's version of the file is gone, nothing to open. */
+  gone?: boolean;
 }
 
 /** A file the task changed; a click opens its diff (base ↔ task). */
@@ -28,10 +30,16 @@ export class ChangedFileNode extends DetailNode {
     item.description = [path.dirname(f.path) === '.' ? '' : path.dirname(f.path), f.counts, f.action].filter(Boolean).join(' · ');
     item.iconPath = new vscode.ThemeIcon(FILE_ICONS[f.action] ?? 'diff', new vscode.ThemeColor(FILE_COLORS[f.action] ?? 'foreground'));
     item.tooltip = `${f.action} ${f.path}${f.counts ? ` (${f.counts})` : ''}`;
-    item.contextValue = 'file';
+    item.contextValue = f.gone ? 'file.gone' : 'file';
     // Carries the added/modified/deleted colour of review/decorations.ts; never opened (the command opens the diff).
     item.resourceUri = changeUri(taskId, f.path);
-    item.command = { command: 'caesar.openChange', title: 'Open Changes', arguments: [taskId, f.path] };
+    if (f.gone) {
+      item.description = [item.description, 'discarded'].filter(Boolean).join(' · ');
+      item.tooltip = `${f.action} ${f.path}: discarded with the task's worktree, there is nothing left to open`;
+      item.iconPath = new vscode.ThemeIcon(FILE_ICONS[f.action] ?? 'diff', new vscode.ThemeColor('disabledForeground'));
+    } else {
+      item.command = { command: 'caesar.openChange', title: 'Open Changes', arguments: [taskId, f.path] };
+    }
     super(taskId, f.path, item);
   }
 

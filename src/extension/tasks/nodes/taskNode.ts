@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { isActive, type TaskSummary } from '../../../engine/tasks';
+import { isActive, reviewOutcome, type TaskSummary } from '../../../engine/tasks';
 import type { ObservedStatus } from '../../../protocol';
 import { formatDuration, formatUsage } from '../format';
 import { shortTitle } from '../titles';
@@ -34,8 +34,10 @@ export class TaskNode {
     const silence = silenceMs(summary, now);
     const silent = summary.observed === 'running' && silence > silenceThresholdMs();
     let [icon, color] = STATUS_ICONS[summary.observed];
+    const outcome = reviewOutcome(summary);
     if (needsInput) [icon, color] = ['question', 'charts.yellow'];
     else if (silent) color = 'editorWarning.foreground';
+    else if (outcome === 'discarded') [icon, color] = ['trash', 'disabledForeground'];
     item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
 
     const parts = [state.agent, statusWord(summary, needsInput)];
@@ -44,7 +46,8 @@ export class TaskNode {
     if (silent) parts.push(`silent ${formatDuration(silence)}`);
     const usage = formatUsage(summary.result?.usage ?? state.usage);
     if (usage) parts.push(usage);
-    if (summary.applied) parts.push('applied');
+    // What the user did with the work, as `caesar ps` says it (engine/store/store reviewOutcome); discarded is the status word.
+    if (outcome === 'applied') parts.push('applied');
     if (subtasks) parts.push(`${subtasks} subtask${subtasks === 1 ? '' : 's'}`);
     item.description = parts.filter(Boolean).join(' · ');
     item.tooltip = tooltipOf(summary, active);
@@ -70,6 +73,7 @@ function tooltipOf(summary: TaskSummary, active: boolean): vscode.MarkdownString
 
 function statusWord(summary: TaskSummary, needsInput: boolean): string {
   if (needsInput) return 'needs input';
+  if (reviewOutcome(summary) === 'discarded') return 'discarded';
   if (summary.observed === 'pending') return summary.state.phase ?? 'pending';
   if (summary.observed === 'succeeded' && summary.result && summary.result.report.status !== 'success') return summary.result.report.status;
   return summary.observed.replace('_', ' ');
