@@ -13,11 +13,14 @@ start() {
     command -v "$program" >/dev/null || { echo "slurm-cluster: $program not found (apt-get install slurm-wlm munge)" >&2; exit 3; }
   done
   mkdir -p "$S"/{state,spool,run,log,munge,etc}
+  # munged runs as munge: it must be able to walk to its socket (a mkdtemp folder is 0700).
+  chmod 755 "$S"
   chown munge:munge "$S/munge"
   chmod 755 "$S/munge"
   [ -s /etc/munge/munge.key ] || { echo "slurm-cluster: /etc/munge/munge.key is missing (the munge package creates it)" >&2; exit 3; }
-  setpriv --reuid=munge --regid=munge --clear-groups munged </dev/null >/dev/null 2>&1 --socket="$S/munge/munge.socket.2" \
-    --pid-file="$S/munge/munged.pid" --log-file="$S/munge/munged.log" --seed-file="$S/munge/munged.seed"
+  # The daemons fork away: their stdio must not hold the caller's pipes open.
+  setpriv --reuid=munge --regid=munge --clear-groups munged --socket="$S/munge/munge.socket.2" \
+    --pid-file="$S/munge/munged.pid" --log-file="$S/munge/munged.log" --seed-file="$S/munge/munged.seed" </dev/null >/dev/null 2>&1
   local cpus mem
   cpus=$(nproc)
   mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 - 512 ))

@@ -257,7 +257,7 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   }
   await shot('discard-confirmation');
   await discardModal.locator('.monaco-button', { hasText: /^\s*Discard\s*$/ }).first().click();
-  await pane.locator('.monaco-list-row', { hasText: objective }).filter({ hasText: 'discarded' }).first().waitFor({ timeout: 30_000 });
+  await pane.locator('.monaco-list-row', { hasText: rowText }).filter({ hasText: 'discarded' }).first().waitFor({ timeout: 30_000 });
   await finished.hover();
   await finished.locator('.action-label[aria-label="Open Timeline"]').click();
   await page.mouse.move(900, 700);

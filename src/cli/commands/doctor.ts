@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_TRANSPORT, describePrograms, trustCommand, type LoadedConfig } from '../../config';
-import { agentStatuses, type AgentCatalogue } from '../../engine/tasks';
+import { agentStatuses, slurmHealth, type AgentCatalogue, type SlurmHealth } from '../../engine/tasks';
 import { printJson, type CliIo } from '../io';
 import { hasAcpProbe, probeAcp, type AcpSupport } from './doctor-acp';
 import {
@@ -34,8 +34,9 @@ export function registerDoctor(program: Command, io: CliIo): void {
         // An untrusted repository file was loaded without its programs: nothing below ran anything it names.
         const untrusted = loaded.untrusted.map((u) => ({ scope: u.scope, file: u.file, sha256: u.sha256, would_allow: describePrograms(u.programs) }));
         const policyNotes = loaded.notes.map((n) => n.message);
+        const launcher = await launcherStatus(loaded);
         if (ctx.json) {
-          printJson(ctx.io, { root: ctx.root, layers, agents, missing, denied, untrusted, policy_notes: policyNotes, ignored: loaded.ignored });
+          printJson(ctx.io, { root: ctx.root, layers, agents, missing, denied, untrusted, policy_notes: policyNotes, ignored: loaded.ignored, launcher });
           return;
         }
         ctx.io.out(`caesar root: ${ctx.root}`);
@@ -52,6 +53,7 @@ export function registerDoctor(program: Command, io: CliIo): void {
           ctx.io.out('The repository asks to loosen your policy (ignored: it can only tighten):');
           for (const note of policyNotes) ctx.io.out(`  - ${note}`);
         }
+        ctx.io.out(`launcher: ${launcherInWords(launcher)}`);
         for (const agent of agents) {
           const state = agent.installed ? `found${agent.version ? `, ${agent.version}` : ''}` : 'not found';
           const policy = agent.refusal ? `refused: ${agent.refusal.reason}` : 'allowed';
@@ -69,6 +71,26 @@ export function registerDoctor(program: Command, io: CliIo): void {
         }
       }),
     );
+}
+
+/**
+ * Where tasks' supervisors run (`[launcher]`), and for Slurm whether sbatch is there and the controller answers. The
+ * Slurm commands are asked even with the local launcher when they are installed: a role or a delegation may pick it.
+ */
+async function launcherStatus(loaded: LoadedConfig): Promise<{ kind: string; slurm?: SlurmHealth }> {
+  const kind = loaded.config.launcher.kind;
+  const slurm = await slurmHealth();
+  const installed = typeof slurm.sbatch === 'string' || !('missing' in slurm.sbatch);
+  return { kind, ...(kind === 'slurm' || installed ? { slurm } : {}) };
+}
+
+function launcherInWords(status: { kind: string; slurm?: SlurmHealth }): string {
+  const where = status.kind === 'slurm' ? 'slurm (each task\'s supervisor is a batch job)' : 'local (a detached process on this machine)';
+  const slurm = status.slurm;
+  if (!slurm) return where;
+  const sbatch = typeof slurm.sbatch === 'string' ? slurm.sbatch : 'missing' in slurm.sbatch ? 'sbatch not found on PATH (apt-get install slurm-client, or your site\'s module)' : `sbatch failed: ${slurm.sbatch.error}`;
+  const controller = slurm.controller === 'answers' ? 'the controller answers' : `the controller does not answer: ${slurm.controller.error}`;
+  return `${where}; Slurm: ${sbatch}, ${controller}`;
 }
 
 /** What each capability means for the user, in words (`doctor --json` keeps the flags). */

@@ -86,3 +86,20 @@ export async function cancelSlurmJob(jobId: string): Promise<boolean> {
   forgetSlurmQueue();
   return run.code === 0;
 }
+
+/** What `caesar doctor` says of Slurm: whether sbatch is there (its version) and whether the controller answers. */
+export interface SlurmHealth {
+  sbatch: string | { missing: true } | { error: string };
+  controller: 'answers' | { error: string };
+}
+
+export async function slurmHealth(): Promise<SlurmHealth> {
+  const [version, queue] = await Promise.all([runSlurm('sbatch', ['--version']), runSlurm('squeue', ['--noheader', '--me', '--format=%i'])]);
+  const sbatch = version.missing ? { missing: true as const } : version.code === 0 ? version.stdout.trim() : { error: firstLine(version.stderr) };
+  const controller = queue.code === 0 ? ('answers' as const) : { error: queue.missing ? 'squeue not found on PATH' : firstLine(queue.stderr) || `squeue exited ${queue.code}` };
+  return { sbatch, controller };
+}
+
+function firstLine(text: string): string {
+  return text.trim().split('\n').find((line) => line.trim() !== '')?.trim() ?? '';
+}

@@ -66,3 +66,4 @@ export { concludeLostTasks, type ConcludedTask } from '../run/conclude';
 export { lastLogLines } from '../run/report';
 export { readAnswerForRelay } from '../run/answer-read';
 export { collectGarbage, type GcEntry, type GcResult } from './gc';
+export { slurmHealth, type SlurmHealth } from '../cluster/slurm';

@@ -103,7 +103,7 @@ describe('Questions: one inbox', () => {
     const api = await caesar();
     const previous = api.questions.setRemindAfterMs(500);
     try {
-      const id = await delegateAsking(api, `Remind me of the question (${Date.now()})`);
+      const id = await delegateAsking(api, `Remind me of the question about the greeting (${Date.now()})`);
       const first = await api.questions.waitForNotice(id, 30_000);
       assert.equal(first.kind, 'question');
       const reminder = await until('the reminder', () => api.questions.notified().find((n) => n.taskId === id && n.kind === 'reminder'), 30_000);
