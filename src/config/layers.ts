@@ -22,6 +22,7 @@ import {
   type PolicyConfig,
   type PolicyKey,
   type RoleConfig,
+  type SandboxConfig,
   type WorktreeConfig,
 } from './schema';
 import { locateKey, type KeyPath } from './toml-source';
@@ -149,6 +150,7 @@ export function formatPath(at: KeyPath): string {
 export interface Provenance {
   policy: Record<PolicyKey, Origin>;
   worktree: Record<keyof WorktreeConfig, Origin>;
+  sandbox: Record<keyof SandboxConfig, Origin>;
   roles: Record<string, Origin>;
   agents: Record<string, Origin>;
   models: Record<string, Origin>;
@@ -212,6 +214,12 @@ function withoutPrograms(layer: LoadedLayer, root: string | undefined, ignored: 
     const { setup: _setup, ...rest } = data.worktree;
     data.worktree = rest;
   }
+  // A cloned repository may tighten the sandbox (hide more, require it), never loosen it for its own agents.
+  if (data.sandbox && (data.sandbox.mode === 'off' || data.sandbox.mode === 'auto' || data.sandbox.read_write?.length)) {
+    ignored.push(`${layer.file}: [sandbox] mode "off"/"auto" and read_write ignored: the workspace is not trusted, and they loosen the sandbox.`);
+    const { mode, read_write: _rw, ...rest } = data.sandbox;
+    data.sandbox = mode === 'required' ? { ...rest, mode } : rest;
+  }
   if (data.role?.length) {
     data.role = data.role.map((role) => {
       if (!role.system_prompt_file || (root && promptFileInsideCaesar(root, role.system_prompt_file))) return role;
@@ -239,6 +247,7 @@ export function promptFileInsideCaesar(root: string, file: string): boolean {
 export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): { config: CaesarConfig; provenance: Provenance } {
   const policy: PolicyConfig = { ...DEFAULT_POLICY, allowed: [], denied: [] };
   const worktree: WorktreeConfig = { copy: [], link: [], setup: [] };
+  const sandbox: SandboxConfig = { hide: [], read_write: [] };
   const roles = new Map<string, RoleConfig>(DEFAULT_ROLES.map((r) => [r.name, { ...r, agents: [...r.agents] }]));
   const agents = new Map<string, AgentEntry>();
   const models: Record<string, string> = {};
@@ -246,6 +255,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
   const provenance: Provenance = {
     policy: Object.fromEntries(Object.keys(DEFAULT_POLICY).map((k) => [k, 'default'])) as Record<PolicyKey, Origin>,
     worktree: { copy: 'default', link: 'default', setup: 'default', pool: 'default' },
+    sandbox: { mode: 'default', hide: 'default', read_write: 'default' },
     roles: Object.fromEntries(DEFAULT_ROLES.map((r) => [r.name, 'default' as Origin])),
     agents: {},
     models: {},
@@ -268,6 +278,16 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
       worktree.pool = data.worktree.pool;
       provenance.worktree.pool = scope;
     }
+    if (data.sandbox?.mode !== undefined) {
+      sandbox.mode = data.sandbox.mode;
+      provenance.sandbox.mode = scope;
+    }
+    for (const key of ['hide', 'read_write'] as const) {
+      const value = data.sandbox?.[key];
+      if (value === undefined) continue;
+      sandbox[key] = [...value];
+      provenance.sandbox[key] = scope;
+    }
     for (const role of data.role ?? []) {
       roles.set(role.name, toRoleConfig(role));
       provenance.roles[role.name] = scope;
@@ -286,7 +306,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
     }
   }
   return {
-    config: { policy, worktree, models, transports, roles: [...roles.values()], agents: [...agents.values()] },
+    config: { policy, worktree, sandbox, models, transports, roles: [...roles.values()], agents: [...agents.values()] },
     provenance,
   };
 }

@@ -245,6 +245,7 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     env_allow: [...policy.env_allow],
     transport,
     permissions: policy.permissions,
+    sandbox: { ...(config.sandbox.mode ? { mode: config.sandbox.mode } : {}), hide: [...config.sandbox.hide], read_write: [...config.sandbox.read_write] },
   };
   return { launch, skipped, warnings };
 }

@@ -76,6 +76,17 @@ export const LaunchSpecSchema = z.object({
    * allows them when the task runs in a worktree; `deny` rejects them all. Read-only tasks never allow a write.
    */
   permissions: z.enum(['ask', 'allow-in-worktree', 'deny']).default('ask'),
+  /**
+   * `[sandbox]` of the configuration (src/engine/sandbox/): confine the agent with bubblewrap (`auto`: where it runs,
+   * else a high finding; `required`: or refuse; `off`), extra paths hidden and extra paths writable. Absent: `auto`.
+   */
+  sandbox: z
+    .object({
+      mode: z.enum(['auto', 'required', 'off']).optional(),
+      hide: z.array(z.string()).default([]),
+      read_write: z.array(z.string()).default([]),
+    })
+    .optional(),
   created_at: z.string(),
 });
 export type LaunchSpec = z.infer<typeof LaunchSpecSchema>;

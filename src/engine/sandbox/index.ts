@@ -1,0 +1,141 @@
+/**
+ * The room of the operating-system sandbox (issue 21): every agent process tree runs inside bubblewrap on Linux, so
+ * what the agent may write is a fact of the kernel, not a wish of its CLI.
+ * - preflight.ts: can bwrap run here, and if not, the cause and its fix (cached per process; `caesar doctor`);
+ * - policy.ts: the mounts of one task (what is read-only, writable, hidden), agent-dirs.ts: each CLI's own state;
+ * - bwrap.ts: the bwrap command line; this file: the decision per task (auto / required / off), the finding when a
+ *   task runs unconfined, and after the run, taking the agent's report files back from its view of the task folder.
+ */
+import { promises as fs, readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import type { SpawnPlan } from '../../agents/types';
+import type { Finding, TaskPaths } from '../../protocol';
+import { bwrapArgs, wrapPlan } from './bwrap';
+import { AGENT_TASK_FILES, AGENT_TASK_LIVE, TASK_VIEW_DIR, sandboxMounts } from './policy';
+import { sandboxPreflight, type SandboxAvailability } from './preflight';
+
+export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
+export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
+import { effectiveSandboxMode, type SandboxMode } from './mode';
+
+export interface SandboxSettings {
+  mode: SandboxMode;
+  hide: string[];
+  read_write: string[];
+}
+
+export interface SandboxRequest {
+  settings?: Partial<SandboxSettings>;
+  plan: SpawnPlan;
+  env: NodeJS.ProcessEnv;
+  agentId: string;
+  mode: 'read-only' | 'write';
+  workspace: string;
+  worktree?: string;
+  gitRoot?: string;
+  paths: Pick<TaskPaths, 'root' | 'dir'>;
+}
+
+export interface PreparedSandbox {
+  /**
+   * The plan to spawn: the agent's own, or the same inside bwrap. Called just before the spawn, once every task file
+   * the agent may read exists (events.jsonl has its `started` line): those are shown to it, read-only.
+   */
+  wrap(): SpawnPlan;
+  /** For state.json. */
+  record: { confined: boolean; reason?: string };
+  findings: Finding[];
+  /** After the agent has ended: its report files back into the task folder; what else it wrote there, reported. */
+  finish(): Promise<Finding[]>;
+}
+
+/** `[sandbox] mode = "required"` on a machine where bwrap cannot run: the task must not start. */
+export class SandboxRefused extends Error {}
+
+export async function prepareSandbox(request: SandboxRequest): Promise<PreparedSandbox> {
+  // The supervisor's own environment decides (not the agent's, which the env policy may have thinned).
+  const mode = effectiveSandboxMode(request.settings?.mode, process.env);
+  const unconfined = (reason: string, findings: Finding[] = []): PreparedSandbox => ({ wrap: () => request.plan, record: { confined: false, reason }, findings, finish: async () => [] });
+  if (mode === 'off') return unconfined('[sandbox] mode = "off"');
+  const availability = await sandboxPreflight(process.env);
+  if (!availability.available) {
+    const why = `${availability.cause}. Fix: ${availability.fix}`;
+    if (mode === 'required') throw new SandboxRefused(`Not started: [sandbox] mode = "required" and the sandbox cannot run here: ${why}.`);
+    return unconfined(availability.cause, [notSandboxedFinding(why)]);
+  }
+  return confine(request, availability);
+}
+
+function notSandboxedFinding(why: string): Finding {
+  return {
+    severity: 'high',
+    title: 'Not sandboxed',
+    detail: `not sandboxed: ${why}. The agent could write anywhere its user can (the repository's git dir, .caesar/, other tasks, your home). To refuse unsandboxed runs instead: [sandbox] mode = "required".`,
+  };
+}
+
+async function confine(request: SandboxRequest, availability: Extract<SandboxAvailability, { available: true }>): Promise<PreparedSandbox> {
+  const taskDir = request.paths.dir;
+  const taskView = path.join(taskDir, TASK_VIEW_DIR);
+  await fs.rm(taskView, { recursive: true, force: true });
+  await fs.mkdir(taskView, { mode: 0o700 });
+  const shown = new Set<string>();
+  const wrap = (): SpawnPlan => {
+    const entries = readdirSync(taskDir);
+    for (const entry of entries) shown.add(entry);
+    const mounts = sandboxMounts(
+      {
+        agentId: request.agentId,
+        mode: request.mode,
+        cwd: request.plan.cwd,
+        workspace: request.workspace,
+        worktree: request.worktree,
+        gitRoot: request.gitRoot,
+        root: request.paths.root,
+        taskDir,
+        taskView,
+        env: request.env,
+        command: request.plan.command,
+        hide: absolutePaths(request.settings?.hide, request.env),
+        readWrite: absolutePaths(request.settings?.read_write, request.env),
+      },
+      entries,
+    );
+    const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap' };
+    if (!mounts.some((m) => m.kind === 'tmpfs' && m.path === request.env.TMPDIR)) setEnv.TMPDIR = '/tmp';
+    const args = bwrapArgs(mounts, { cwd: request.plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'] });
+    return wrapPlan(request.plan, availability.bwrap, args);
+  };
+  return { wrap, record: { confined: true }, findings: [], finish: () => takeBackReport(taskDir, taskView, shown) };
+}
+
+/**
+ * The agent wrote its report files into its view of the task folder; they go to their real place (same file system:
+ * a rename). Anything else it created there (a forged result.json, applied.json…) never reaches the task folder.
+ */
+async function takeBackReport(taskDir: string, taskView: string, shown: Set<string>): Promise<Finding[]> {
+  const refused: string[] = [];
+  for (const name of await fs.readdir(taskView).catch(() => [] as string[])) {
+    const from = path.join(taskView, name);
+    if ((AGENT_TASK_FILES as readonly string[]).includes(name)) {
+      const stat = await fs.lstat(from).catch(() => undefined);
+      if (stat?.isFile()) await fs.rename(from, path.join(taskDir, name));
+      else if (stat) refused.push(name);
+    } else if (!shown.has(name) && !(AGENT_TASK_LIVE as readonly string[]).includes(name)) {
+      refused.push(name);
+    }
+  }
+  await fs.rm(taskView, { recursive: true, force: true });
+  if (!refused.length) return [];
+  const listed = refused.slice(0, 10).join(', ') + (refused.length > 10 ? ` and ${refused.length - 10} more` : '');
+  return [{ severity: 'medium', title: 'Sandbox kept a write out of the task folder', detail: `The agent created ${listed} in its task folder, where it may write only ${[...AGENT_TASK_FILES, ...AGENT_TASK_LIVE].join(', ')}; discarded.` }];
+}
+
+/** `~/x` against the agent's HOME; relative or empty entries are dropped (a sandbox path must be absolute). */
+function absolutePaths(paths: string[] | undefined, env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME;
+  return (paths ?? [])
+    .map((p) => (p === '~' || p.startsWith('~/') ? (home ? path.join(home, p.slice(1)) : '') : p))
+    .filter((p) => path.isAbsolute(p))
+    .map((p) => path.resolve(p));
+}
