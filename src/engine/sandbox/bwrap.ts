@@ -22,8 +22,8 @@ function mountArgs(mount: Mount): string[] {
   switch (mount.kind) {
     case 'tmpfs':
       return ['--tmpfs', mount.path];
-    case 'null':
-      return ['--ro-bind', '/dev/null', mount.path];
+    case 'empty':
+      return ['--ro-bind', mount.source, mount.path];
     case 'ro':
       return [mount.optional ? '--ro-bind-try' : '--ro-bind', mount.source ?? mount.path, mount.path];
     case 'rw':

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import type { SpawnPlan } from '../../agents/types';
 import type { Finding, TaskPaths } from '../../protocol';
 import { bwrapArgs, wrapPlan } from './bwrap';
-import { AGENT_TASK_FILES, AGENT_TASK_LIVE, TASK_VIEW_DIR, sandboxMounts } from './policy';
+import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, TASK_VIEW_DIR, sandboxMounts } from './policy';
 import { sandboxPreflight, type SandboxAvailability } from './preflight';
 
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
@@ -77,8 +77,10 @@ function notSandboxedFinding(why: string): Finding {
 async function confine(request: SandboxRequest, availability: Extract<SandboxAvailability, { available: true }>): Promise<PreparedSandbox> {
   const taskDir = request.paths.dir;
   const taskView = path.join(taskDir, TASK_VIEW_DIR);
+  const emptyFile = path.join(taskDir, EMPTY_FILE);
   await fs.rm(taskView, { recursive: true, force: true });
   await fs.mkdir(taskView, { mode: 0o700 });
+  await fs.writeFile(emptyFile, '', { mode: 0o400 });
   const shown = new Set<string>();
   const wrap = (): SpawnPlan => {
     const entries = readdirSync(taskDir);
@@ -94,8 +96,10 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
         root: request.paths.root,
         taskDir,
         taskView,
+        emptyFile,
         env: request.env,
         command: request.plan.command,
+        args: request.plan.args,
         hide: absolutePaths(request.settings?.hide, request.env),
         readWrite: absolutePaths(request.settings?.read_write, request.env),
       },
@@ -106,7 +110,10 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
     const args = bwrapArgs(mounts, { cwd: request.plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'] });
     return wrapPlan(request.plan, availability.bwrap, args);
   };
-  return { wrap, record: { confined: true }, findings: [], finish: () => takeBackReport(taskDir, taskView, shown) };
+  return { wrap, record: { confined: true }, findings: [], finish: async () => {
+      await fs.rm(emptyFile, { force: true });
+      return takeBackReport(taskDir, taskView, shown);
+    } };
 }
 
 /**

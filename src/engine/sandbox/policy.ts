@@ -10,8 +10,8 @@ import { agentStatePaths, otherAgentsStatePaths } from './agent-dirs';
 export type Mount =
   | { kind: 'ro' | 'rw'; path: string; source?: string; optional?: boolean }
   | { kind: 'tmpfs'; path: string }
-  /** A file hidden: /dev/null bound over it. */
-  | { kind: 'null'; path: string };
+  /** A file hidden: an empty file bound over it. */
+  | { kind: 'empty'; path: string; source: string };
 
 export interface SandboxInput {
   agentId: string;
@@ -27,22 +27,27 @@ export interface SandboxInput {
   taskDir: string;
   /** The agent's view of its task directory (see TASK_VIEW_DIR). */
   taskView: string;
+  /** An empty file bound over each hidden file (a /dev/null bound there would be unreadable: bwrap mounts nodev). */
+  emptyFile: string;
   /** The agent's environment (HOME, XDG_*, CODEX_HOME, TMPDIR, PATH decide paths). */
   env: NodeJS.ProcessEnv;
   command: string;
+  args: string[];
   hide: string[];
   readWrite: string[];
 }
 
 /** Under the task dir: the host side of the agent's view of its task directory, rebuilt for every run. */
 export const TASK_VIEW_DIR = 'sandbox-view';
+/** Under the task dir: the empty file hidden files are replaced with. */
+export const EMPTY_FILE = 'sandbox-empty';
 
 /** The task-dir entries an agent may write (the contract's, plus the files its CLI writes as the report). */
 export const AGENT_TASK_FILES = [TASK_FILES.report, TASK_FILES.channelReport, TASK_FILES.finalMessage] as const;
 /** Entries shared live with the supervisor (it follows them during the run): the real ones, writable. */
 export const AGENT_TASK_LIVE = [TASK_FILES.agentEvents, TASK_FILES.questionsDir, TASK_FILES.progressDir] as const;
 /** Never shown inside: the view itself. */
-const NOT_SHOWN = new Set<string>([TASK_VIEW_DIR, ...AGENT_TASK_FILES, ...AGENT_TASK_LIVE]);
+const NOT_SHOWN = new Set<string>([TASK_VIEW_DIR, EMPTY_FILE, ...AGENT_TASK_FILES, ...AGENT_TASK_LIVE]);
 
 /** Credentials of the user's other tools: hidden from every agent, whatever it is. */
 export const SECRET_PATHS = ['.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud', '.config/gh', '.docker', '.kube', '.netrc', '.git-credentials', '.npmrc', '.pypirc', '.password-store', '.local/share/keyrings'];
@@ -108,14 +113,16 @@ function hiddenMounts(input: SandboxInput): Mount[] {
   for (const candidate of new Set(candidates.map(resolvedLink))) {
     const kind = existingKind(candidate);
     if (kind === 'dir') mounts.push({ kind: 'tmpfs', path: candidate });
-    else if (kind === 'file') mounts.push({ kind: 'null', path: candidate });
+    else if (kind === 'file') mounts.push({ kind: 'empty', path: candidate, source: input.emptyFile });
   }
   return mounts;
 }
 
 /** Paths under /tmp the agent must still see (tests and some installs keep repositories, homes and tools there). */
 function neededUnderTmp(input: SandboxInput): string[] {
-  const wanted = [input.root, input.gitRoot, input.workspace, input.cwd, input.env.HOME, path.isAbsolute(input.command) ? path.dirname(input.command) : undefined, path.dirname(process.execPath), ...(input.env.PATH ?? '').split(path.delimiter)];
+  // The program, the files its argv names (a script), caesar's own bundle (the channel server the agent starts).
+  const programs = [input.command, ...input.args, input.env.CAESAR_CLI_JS, input.env.CAESAR_DEMO_AGENT_JS, process.execPath].filter((p): p is string => !!p && path.isAbsolute(p) && existingKind(p) !== undefined);
+  const wanted = [input.root, input.gitRoot, input.workspace, input.cwd, input.env.HOME, ...programs.map((p) => path.dirname(p)), ...(input.env.PATH ?? '').split(path.delimiter)];
   const under = wanted.filter((p): p is string => !!p && path.isAbsolute(p) && isUnder(path.resolve(p), '/tmp'));
   return [...new Set(under.map((p) => path.resolve(p)))];
 }
