@@ -70,7 +70,7 @@ import { probeAgent, probeResults } from './helpers';
 
   it('a machine without bubblewrap still runs the task, with a high finding naming the cause and the fix', async () => {
     const root = makeRepo();
-    const { id } = await startFixture(root, {}, { ...probeAgent([['home', `echo x > ${root}/outside.txt`]]) }, { CAESAR_BWRAP: '' });
+    const { id } = await startFixture(root, {}, { ...probeAgent([['home', `echo x > ${root}/outside.txt`]]), sandbox: { mode: 'auto' } }, { CAESAR_BWRAP: '' });
     const done = await waitForFinished(root, id);
     assert.equal(done.state.status, 'succeeded');
     assert.equal(done.state.sandbox?.confined, false);
@@ -79,6 +79,13 @@ import { probeAgent, probeResults } from './helpers';
     assert.equal(finding.severity, 'high');
     assert.match(finding.detail, /not sandboxed: bubblewrap \(bwrap\) is not installed.*apt install bubblewrap/);
     assert.equal(probeResults(done.state.worktree!).get('home'), 'ok', 'unconfined indeed');
+  });
+
+  it('the built-in default is auto: a task that does not set the mode is confined', async () => {
+    const root = makeRepo();
+    const { id } = await startFixture(root, {}, probeAgent([]), { CAESAR_SANDBOX: '' });
+    const done = await waitForFinished(root, id);
+    assert.deepEqual(done.state.sandbox, { confined: true });
   });
 
   it('mode "required" on a machine without bubblewrap refuses to start the agent', async () => {
