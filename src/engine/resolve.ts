@@ -28,6 +28,7 @@ import {
   type RoleConfig,
   type SkippedAgent,
   type TransportName,
+  type CaesarConfig,
 } from '../config';
 import type { AgentCatalogue } from './agent-catalogue';
 import { repoState } from './git';
@@ -245,7 +246,7 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     env_allow: [...policy.env_allow],
     transport,
     permissions: policy.permissions,
-    sandbox: { ...(config.sandbox.mode ? { mode: config.sandbox.mode } : {}), hide: [...config.sandbox.hide], read_write: [...config.sandbox.read_write] },
+    ...sandboxOf(config),
   };
   return { launch, skipped, warnings };
 }
@@ -306,4 +307,11 @@ function resolveTimeout(explicit: string | number | undefined, role: RoleConfig 
   }
   if (ms <= 0) throw new DelegationRefusedError('usage', 'The timeout must be longer than zero.');
   return ms;
+}
+
+/** `[sandbox]` for launch.json, only when the configuration says anything (absent: the supervisor's default). */
+function sandboxOf(config: CaesarConfig): Pick<LaunchDraft, 'sandbox'> {
+  const { mode, hide, read_write } = config.sandbox;
+  if (!mode && !hide.length && !read_write.length) return {};
+  return { sandbox: { ...(mode ? { mode } : {}), hide: [...hide], read_write: [...read_write] } };
 }

@@ -59,7 +59,7 @@ function probe(bwrap: string): Promise<SandboxAvailability> {
 }
 
 /** Reads a /proc/sys switch; undefined when the kernel does not have it. */
-function sysctl(name: string): string | undefined {
+function readSysctl(name: string): string | undefined {
   try {
     return readFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, 'utf8').trim();
   } catch {
@@ -67,7 +67,7 @@ function sysctl(name: string): string | undefined {
   }
 }
 
-export function explainFailure(bwrap: string, message: string): SandboxAvailability {
+export function explainFailure(bwrap: string, message: string, sysctl: (name: string) => string | undefined = readSysctl): SandboxAvailability {
   const said = `${bwrap} failed: ${message.split('\n')[0]}`;
   if (sysctl('kernel.unprivileged_userns_clone') === '0') {
     return { available: false, cause: `unprivileged user namespaces are disabled (${said})`, fix: '`sudo sysctl -w kernel.unprivileged_userns_clone=1` (and in /etc/sysctl.d/ to keep it)' };
