@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { DEFAULT_TRANSPORT, type LoadedConfig } from '../../config';
 import type { AgentCatalogue } from '../../engine/agent-catalogue';
 import { agentStatuses } from '../../engine/tasks';
+import { effectiveSandboxMode, sandboxPreflight } from '../../engine/sandbox';
 import { printJson, type CliIo } from '../io';
 import { hasAcpProbe, probeAcp, type AcpSupport } from './doctor-acp';
 import {
@@ -27,17 +28,20 @@ export function registerDoctor(program: Command, io: CliIo): void {
         const catalogue = catalogueOf(loaded, ctx);
         // The ACP probes run alongside the version probes: both start slow CLIs, and doctor waits for the slowest.
         const acp = new Map(catalogue.ids().map((id) => [id, acpStatus(id, loaded, catalogue, ctx.env)]));
+        const sandboxing = sandboxStatus(loaded, ctx.env);
         const statuses = await agentStatuses(loaded, catalogue, { withVersion: true });
         const agents = await Promise.all(statuses.map(async (status) => ({ ...status, ...(await acp.get(status.id)) })));
         const missing = agents.filter((a) => !a.installed).map((a) => a.id);
         const denied = agents.filter((a) => a.refusal).map((a) => ({ id: a.id, ...a.refusal! }));
         const layers = loaded.layers.map((l) => ({ scope: l.scope, file: l.file }));
+        const sandbox = await sandboxing;
         if (ctx.json) {
-          printJson(ctx.io, { root: ctx.root, layers, agents, missing, denied });
+          printJson(ctx.io, { root: ctx.root, layers, sandbox, agents, missing, denied });
           return;
         }
         ctx.io.out(`caesar root: ${ctx.root}`);
         ctx.io.out(`config files: ${layers.length ? layers.map((l) => `${l.file} (${l.scope})`).join(', ') : 'none (built-in defaults)'}`);
+        for (const line of sandboxInWords(sandbox)) ctx.io.out(line);
         for (const agent of agents) {
           const state = agent.installed ? `found${agent.version ? `, ${agent.version}` : ''}` : 'not found';
           const policy = agent.refusal ? `refused: ${agent.refusal.reason}` : 'allowed';
@@ -55,6 +59,28 @@ export function registerDoctor(program: Command, io: CliIo): void {
         }
       }),
     );
+}
+
+interface SandboxStatus {
+  mode: string;
+  available: boolean;
+  bwrap?: string;
+  cause?: string;
+  fix?: string;
+}
+
+/** The sandbox as a task started now would get it (src/engine/sandbox/): the mode in force and the preflight's verdict. */
+async function sandboxStatus(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<SandboxStatus> {
+  const mode = effectiveSandboxMode(loaded.config.sandbox.mode, env);
+  const verdict = await sandboxPreflight(env);
+  return verdict.available ? { mode, available: true, bwrap: verdict.bwrap } : { mode, available: false, cause: verdict.cause, fix: verdict.fix };
+}
+
+function sandboxInWords(sandbox: SandboxStatus): string[] {
+  if (sandbox.mode === 'off') return ['✗ sandbox: off ([sandbox] mode = "off"): agents run unconfined'];
+  if (sandbox.available) return [`✓ sandbox: agents run confined by ${sandbox.bwrap} (mode ${sandbox.mode})`];
+  const consequence = sandbox.mode === 'required' ? 'tasks are refused (mode required)' : 'tasks run unconfined, each with a high finding (mode auto)';
+  return [`✗ sandbox: not available: ${sandbox.cause}; ${consequence}`, `    fix: ${sandbox.fix}`];
 }
 
 /** What each capability means for the user, in words (`doctor --json` keeps the flags). */

@@ -17,6 +17,7 @@ import { sandboxPreflight, type SandboxAvailability } from './preflight';
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
 export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
 import { effectiveSandboxMode, type SandboxMode } from './mode';
+export { effectiveSandboxMode } from './mode';
 
 export interface SandboxSettings {
   mode: SandboxMode;
