@@ -7,6 +7,7 @@ import { benchEditor } from './editor.bench';
 import { benchFollow } from './follow.bench';
 import { benchMany } from './many.bench';
 import { benchReconcile } from './reconcile.bench';
+import { benchSandbox } from './sandbox.bench';
 import { benchTask } from './task.bench';
 import { benchTimeline } from './timeline.bench';
 import { benchTranslate } from './translate.bench';
@@ -17,6 +18,7 @@ const BENCHES: Array<[string, string, () => Promise<Record<string, number | stri
   ['reconcile', 'reconcile 1,000 changed files (floor: one `git diff <base>` alone)', benchReconcile],
   ['translate', 'translate 100k lines of real captured agent output (floor: JSON.parse of the same lines alone)', benchTranslate],
   ['task', 'a whole task, `caesar run` (floor: `git worktree add` + the same agent + `git worktree remove` in sh)', benchTask],
+  ['sandbox', 'the sandbox: a whole task sandboxed and not (`caesar run`, 2k files, an agent that exits at once); bwrap around /bin/true', benchSandbox],
   ['editor', 'the editor (real VS Code): activation, the Tasks tree with 200 tasks, a 100k-event timeline, a reused preview timeline', benchEditor],
   ['timeline', 'the timeline of a 100k- and a 1M-event task: host window queries (floor: a plain array slice), then first screen and jumps in the real editor', benchTimeline],
 ];

@@ -78,7 +78,7 @@ function cleanupReference(repo: string): void {
 }
 
 /** The CLI and the supervisor (its loader and its bundle), bundled from the current sources into one folder. */
-async function bundleCli(): Promise<string> {
+export async function bundleCli(): Promise<string> {
   const out = remember(benchDir('caesar-bench-cli-'));
   const entries: Array<[string, string]> = [
     ['src/bin/cli-loader.ts', 'caesar.js'],

@@ -10,7 +10,6 @@ import type { Mount } from './policy';
 export function bwrapArgs(mounts: Mount[], options: { cwd: string; setEnv: Record<string, string>; unsetEnv: string[] }): string[] {
   const args: string[] = [];
   for (const mount of mounts) args.push(...mountArgs(mount));
-  args.push('--dev', '/dev', '--proc', '/proc');
   args.push('--unshare-all', '--share-net', '--die-with-parent', '--new-session');
   for (const name of options.unsetEnv) args.push('--unsetenv', name);
   for (const [name, value] of Object.entries(options.setEnv)) args.push('--setenv', name, value);
@@ -22,6 +21,10 @@ function mountArgs(mount: Mount): string[] {
   switch (mount.kind) {
     case 'tmpfs':
       return ['--tmpfs', mount.path];
+    case 'dev':
+      return ['--dev', mount.path];
+    case 'proc':
+      return ['--proc', mount.path];
     case 'empty':
       return ['--ro-bind', mount.source, mount.path];
     case 'ro':

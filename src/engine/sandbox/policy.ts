@@ -10,6 +10,8 @@ import { agentStatePaths, otherAgentsStatePaths } from './agent-dirs';
 export type Mount =
   | { kind: 'ro' | 'rw'; path: string; source?: string; optional?: boolean }
   | { kind: 'tmpfs'; path: string }
+  /** bwrap's own minimal /dev (null, zero, random, tty, a private /dev/shm…) and the PID namespace's /proc. */
+  | { kind: 'dev' | 'proc'; path: string }
   /** A file hidden: an empty file bound over it. */
   | { kind: 'empty'; path: string; source: string };
 
@@ -55,9 +57,11 @@ export const SECRET_PATHS = ['.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud
 export function sandboxMounts(input: SandboxInput, taskDirEntries: string[]): Mount[] {
   const mounts: Mount[] = [
     { kind: 'ro', path: '/' },
+    { kind: 'dev', path: '/dev' },
+    { kind: 'proc', path: '/proc' },
     { kind: 'tmpfs', path: '/tmp' },
   ];
-  // The private /tmp hides what lives under the host's /tmp: what the agent needs from there is shown again, read-only.
+  // The private /tmp and /dev/shm hide what lives there on the host: what the agent needs is shown again, read-only.
   for (const p of neededUnderTmp(input)) mounts.push({ kind: 'ro', path: p, optional: true });
   mounts.push(...hiddenMounts(input));
   if (input.mode === 'write') mounts.push({ kind: 'rw', path: input.workspace });
@@ -118,12 +122,14 @@ function hiddenMounts(input: SandboxInput): Mount[] {
   return mounts;
 }
 
+const PRIVATE_AREAS = ['/tmp', '/dev'];
+
 /** Paths under /tmp the agent must still see (tests and some installs keep repositories, homes and tools there). */
 function neededUnderTmp(input: SandboxInput): string[] {
   // The program, the files its argv names (a script), caesar's own bundle (the channel server the agent starts).
   const programs = [input.command, ...input.args, input.env.CAESAR_CLI_JS, input.env.CAESAR_DEMO_AGENT_JS, process.execPath].filter((p): p is string => !!p && path.isAbsolute(p) && existingKind(p) !== undefined);
   const wanted = [input.root, input.gitRoot, input.workspace, input.cwd, input.env.HOME, ...programs.map((p) => path.dirname(p)), ...(input.env.PATH ?? '').split(path.delimiter)];
-  const under = wanted.filter((p): p is string => !!p && path.isAbsolute(p) && isUnder(path.resolve(p), '/tmp'));
+  const under = wanted.filter((p): p is string => !!p && path.isAbsolute(p) && PRIVATE_AREAS.some((area) => isUnder(path.resolve(p), area)));
   return [...new Set(under.map((p) => path.resolve(p)))];
 }
 
