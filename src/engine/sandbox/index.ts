@@ -13,6 +13,7 @@ import type { Finding, TaskPaths } from '../../protocol';
 import { bwrapArgs, wrapPlan } from './bwrap';
 import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, TASK_VIEW_DIR, sandboxMounts } from './policy';
 import { sandboxPreflight, type SandboxAvailability } from './preflight';
+import { agentStatePaths } from './agent-dirs';
 
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
 export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
@@ -82,6 +83,7 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
   await fs.rm(taskView, { recursive: true, force: true });
   await fs.mkdir(taskView, { mode: 0o700 });
   await fs.writeFile(emptyFile, '', { mode: 0o400 });
+  await createStateDirs(request.agentId, request.env);
   const shown = new Set<string>();
   const wrap = (): SpawnPlan => {
     const entries = readdirSync(taskDir);
@@ -137,6 +139,16 @@ async function takeBackReport(taskDir: string, taskView: string, shown: Set<stri
   if (!refused.length) return [];
   const listed = refused.slice(0, 10).join(', ') + (refused.length > 10 ? ` and ${refused.length - 10} more` : '');
   return [{ severity: 'medium', title: 'Sandbox kept a write out of the task folder', detail: `The agent created ${listed} in its task folder, where it may write only ${[...AGENT_TASK_FILES, ...AGENT_TASK_LIVE].join(', ')}; discarded.` }];
+}
+
+/**
+ * The agent CLI's state dirs exist before it starts: a missing one could not be created inside (its parent is
+ * read-only there), and the CLI would fail on its first mkdir (opencode: EROFS on ~/.local). It would create them itself.
+ */
+async function createStateDirs(agentId: string, env: NodeJS.ProcessEnv): Promise<void> {
+  for (const state of agentStatePaths(agentId, env)) {
+    if (!state.file) await fs.mkdir(state.path, { recursive: true, mode: 0o700 }).catch(() => undefined);
+  }
 }
 
 /** `~/x` against the agent's HOME; relative or empty entries are dropped (a sandbox path must be absolute). */

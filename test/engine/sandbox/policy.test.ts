@@ -100,3 +100,23 @@ describe('sandbox: mounts', () => {
     assert.deepEqual(args.slice(-2), ['--chdir', '/w']);
   });
 });
+
+describe('sandbox: prepareSandbox', () => {
+  it('creates the agent CLI\'s missing state dirs before it starts (inside, their parents are read-only)', async function () {
+    const { prepareSandbox } = await import('../../../src/engine/sandbox');
+    if (!(await sandboxPreflight()).available) this.skip();
+    const root = mkdtempSync(path.join(tmpdir(), 'caesar-prepare-'));
+    const taskDir = path.join(root, '.caesar', 'tasks', 't1');
+    mkdirSync(taskDir, { recursive: true });
+    const home = path.join(root, 'home');
+    const prepared = await prepareSandbox({
+      settings: { mode: 'required' }, plan: { command: '/bin/true', args: [], cwd: root, display: 'true' },
+      env: { HOME: home, XDG_DATA_HOME: path.join(home, '.local/share') }, agentId: 'opencode', mode: 'write', workspace: root, paths: { root, dir: taskDir },
+    });
+    assert.deepEqual(prepared.record, { confined: true });
+    for (const dir of ['.config/opencode', '.local/share/opencode', '.local/state/opencode', '.cache/opencode']) {
+      assert.ok(require('node:fs').statSync(path.join(home, dir)).isDirectory(), dir);
+    }
+    await prepared.finish();
+  });
+});
