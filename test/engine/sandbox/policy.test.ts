@@ -1,10 +1,11 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { explainFailure, locateBwrap, sandboxPreflight, resetSandboxPreflight } from '../../../src/engine/sandbox/preflight';
 import { sandboxMounts, type Mount, type SandboxInput } from '../../../src/engine/sandbox/policy';
 import { bwrapArgs } from '../../../src/engine/sandbox/bwrap';
+import { prepareSandbox } from '../../../src/engine/sandbox';
 
 describe('sandbox: preflight', () => {
   afterEach(() => resetSandboxPreflight());
@@ -103,7 +104,6 @@ describe('sandbox: mounts', () => {
 
 describe('sandbox: prepareSandbox', () => {
   it('creates the agent CLI\'s missing state dirs before it starts (inside, their parents are read-only)', async function () {
-    const { prepareSandbox } = await import('../../../src/engine/sandbox');
     if (!(await sandboxPreflight()).available) this.skip();
     const root = mkdtempSync(path.join(tmpdir(), 'caesar-prepare-'));
     const taskDir = path.join(root, '.caesar', 'tasks', 't1');
@@ -115,7 +115,7 @@ describe('sandbox: prepareSandbox', () => {
     });
     assert.deepEqual(prepared.record, { confined: true });
     for (const dir of ['.config/opencode', '.local/share/opencode', '.local/state/opencode', '.cache/opencode']) {
-      assert.ok(require('node:fs').statSync(path.join(home, dir)).isDirectory(), dir);
+      assert.ok(statSync(path.join(home, dir)).isDirectory(), dir);
     }
     await prepared.finish();
   });
