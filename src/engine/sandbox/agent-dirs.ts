@@ -7,8 +7,13 @@ import * as path from 'node:path';
  */
 export interface AgentStatePath {
   path: string;
-  /** A file (bound as is, only when it exists) rather than a directory (created when missing). */
+  /** A file rather than a directory (created when missing). */
   file?: boolean;
+  /**
+   * A file's content when it is missing: it is created with it before the agent starts, since it cannot be created
+   * inside (its parent, the home, is read-only there). Without one, a missing file stays missing.
+   */
+  initial?: string;
 }
 
 interface Homes {
@@ -30,7 +35,8 @@ const DECLARED: Record<string, (h: Homes, env: NodeJS.ProcessEnv) => AgentStateP
   codex: (h, env) => [{ path: env.CODEX_HOME && path.isAbsolute(env.CODEX_HOME) ? env.CODEX_HOME : path.join(h.home, '.codex') }],
   claude: (h, env) => [
     { path: env.CLAUDE_CONFIG_DIR && path.isAbsolute(env.CLAUDE_CONFIG_DIR) ? env.CLAUDE_CONFIG_DIR : path.join(h.home, '.claude') },
-    { path: path.join(h.home, '.claude.json'), file: true },
+    // Claude Code hangs (ACP: at session/new) when it cannot create ~/.claude.json; given `{}` it fills it in place.
+    { path: path.join(h.home, '.claude.json'), file: true, initial: '{}\n' },
   ],
   gemini: (h) => [{ path: path.join(h.home, '.gemini') }],
   antigravity: (h) => [{ path: path.join(h.home, '.gemini') }, { path: path.join(h.home, '.antigravity') }],

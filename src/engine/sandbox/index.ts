@@ -148,6 +148,7 @@ async function takeBackReport(taskDir: string, taskView: string, shown: Set<stri
 async function createStateDirs(agentId: string, env: NodeJS.ProcessEnv): Promise<void> {
   for (const state of agentStatePaths(agentId, env)) {
     if (!state.file) await fs.mkdir(state.path, { recursive: true, mode: 0o700 }).catch(() => undefined);
+    else if (state.initial !== undefined) await fs.writeFile(state.path, state.initial, { flag: 'wx', mode: 0o600 }).catch(() => undefined);
   }
 }
 

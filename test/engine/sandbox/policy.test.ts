@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { explainFailure, locateBwrap, sandboxPreflight, resetSandboxPreflight } from '../../../src/engine/sandbox/preflight';
@@ -118,5 +118,14 @@ describe('sandbox: prepareSandbox', () => {
       assert.ok(statSync(path.join(home, dir)).isDirectory(), dir);
     }
     await prepared.finish();
+    const claude = await prepareSandbox({
+      settings: { mode: 'required' }, plan: { command: '/bin/true', args: [], cwd: root, display: 'true' },
+      env: { HOME: home }, agentId: 'claude', mode: 'write', workspace: root, paths: { root, dir: taskDir },
+    });
+    assert.equal(readFileSync(path.join(home, '.claude.json'), 'utf8'), '{}\n', 'claude hangs when it cannot create it');
+    writeFileSync(path.join(home, '.claude.json'), '{"mine":1}');
+    await claude.finish();
+    await prepareSandbox({ settings: { mode: 'required' }, plan: { command: '/bin/true', args: [], cwd: root, display: 'true' }, env: { HOME: home }, agentId: 'claude', mode: 'write', workspace: root, paths: { root, dir: taskDir } }).then((p) => p.finish());
+    assert.equal(readFileSync(path.join(home, '.claude.json'), 'utf8'), '{"mine":1}', 'an existing one is left as it is');
   });
 });
