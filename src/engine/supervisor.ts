@@ -214,7 +214,7 @@ class TaskRun {
       await restore();
       throw err;
     });
-    await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, phase: undefined });
+    await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
     // The warm pool is topped up in the background, once the agent has its worktree and is running.
     void placement.refillPool?.().catch((err: unknown) => this.log(`refilling the worktree pool: ${describeError(err)}`));
@@ -273,6 +273,7 @@ class TaskRun {
   /**
    * The agent's plan inside the operating-system sandbox (src/engine/sandbox/), or as is with a finding saying why
    * not; `[sandbox] mode = "required"` on a machine without it throws, and the task fails before the agent starts.
+   * Its record reaches state.json with the `running` update (no write of its own).
    */
   private async confine(plan: SpawnPlan, env: NodeJS.ProcessEnv, launch: LaunchSpec, adapter: AgentAdapter, placement: Placement): Promise<PreparedSandbox> {
     this.sandbox = await prepareSandbox({
@@ -287,7 +288,6 @@ class TaskRun {
       paths: this.paths,
     });
     placement.findings.push(...this.sandbox.findings);
-    await this.state.update({ sandbox: this.sandbox.record });
     return this.sandbox;
   }
 
