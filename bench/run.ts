@@ -8,6 +8,7 @@ import { benchFollow } from './follow.bench';
 import { benchMany } from './many.bench';
 import { benchNewFiles } from './newfiles.bench';
 import { benchReconcile } from './reconcile.bench';
+import { benchSandbox } from './sandbox.bench';
 import { benchTask } from './task.bench';
 import { benchTimeline } from './timeline.bench';
 import { benchTranslate } from './translate.bench';
@@ -19,6 +20,7 @@ const BENCHES: Array<[string, string, () => Promise<Record<string, number | stri
   ['newfiles', 'a task creating 50,000 new files: `caesar run`, `caesar diff`, `caesar apply` (floor: one `git status --porcelain -uall` of the same tree; target ≤ 5×)', benchNewFiles],
   ['translate', 'translate 100k lines of real captured agent output (floor: JSON.parse of the same lines alone)', benchTranslate],
   ['task', 'a whole task, `caesar run` (floor: `git worktree add` + the same agent + `git worktree remove` in sh)', benchTask],
+  ['sandbox', 'the sandbox: a whole task sandboxed and not (`caesar run`, 2k files, an agent that exits at once); bwrap around /bin/true', benchSandbox],
   ['editor', 'the editor (real VS Code): activation, the Tasks tree with 200 tasks, a 100k-event timeline, a reused preview timeline', benchEditor],
   ['timeline', 'the timeline of a 100k- and a 1M-event task: host window queries (floor: a plain array slice), then first screen and jumps in the real editor', benchTimeline],
 ];

@@ -46,7 +46,13 @@ export const codexAdapter: AgentAdapter = {
   },
   build: buildCodex,
   createTranslator: (ctx) => new CodexTranslator(ctx),
-  acp: { plan: buildCodexAcp, verified: 'codex-acp 0.16.0' },
+  acp: {
+    plan: buildCodexAcp,
+    verified: 'codex-acp 0.16.0',
+    // Measured with codex-acp 0.16.0 in bwrap 0.8: its own bubblewrap, started for each command, cannot mount /proc
+    // inside ours ("Operation not permitted"), so every command fails. codex over its stream transport nests fine.
+    cannotBeSandboxed: "codex-acp's own bubblewrap (one per command) cannot mount /proc inside caesar's sandbox; codex over its stream transport (the default) runs sandboxed",
+  },
 };
 
 /** The ACP adapter's executable (@zed-industries/codex-acp, verified 0.16.0; its own codex core). */

@@ -119,6 +119,11 @@ export interface AcpEntry {
    * of the missing file is answered with an error (../shared/agents/ACP.md): it reads from disk itself instead.
    */
   readTextFile?: boolean;
+  /**
+   * Why this ACP agent cannot run inside caesar's sandbox (src/engine/sandbox/), when it cannot: with `[sandbox] mode =
+   * "auto"` it then runs unconfined with a high finding saying so, and `required` refuses it.
+   */
+  cannotBeSandboxed?: string;
 }
 
 /** A translator for agents whose stdout is not a stream we understand (template agents): no events, no final text. */

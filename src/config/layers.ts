@@ -25,6 +25,7 @@ import {
   type PolicyConfig,
   type PolicyKey,
   type RoleConfig,
+  type SandboxConfig,
   type WorktreeConfig,
 } from './schema';
 import { locateKey, type KeyPath } from './toml-source';
@@ -159,6 +160,7 @@ export interface Provenance {
   deniedBy?: Record<string, Origin>;
   worktree: Record<keyof WorktreeConfig, Origin>;
   launcher: Record<keyof LauncherConfig, Origin>;
+  sandbox: Record<keyof SandboxConfig, Origin>;
   roles: Record<string, Origin>;
   agents: Record<string, Origin>;
   models: Record<string, Origin>;
@@ -293,6 +295,12 @@ function withoutPrograms(layer: LoadedLayer, programs: LayerPrograms, why: strin
     const { extra_args: _args, ...rest } = data.launcher;
     data.launcher = rest;
   }
+  // A cloned repository may tighten the sandbox (hide more, require it), never loosen it for its own agents.
+  if (data.sandbox && (data.sandbox.mode === 'off' || data.sandbox.mode === 'auto' || data.sandbox.read_write?.length)) {
+    ignored.push(`${layer.file}: [sandbox] mode "off"/"auto" and read_write ignored: the workspace is not trusted, and they loosen the sandbox.`);
+    const { mode, read_write: _rw, ...rest } = data.sandbox;
+    data.sandbox = mode === 'required' ? { ...rest, mode } : rest;
+  }
   if (data.role?.length) {
     const outside = new Set(programs.promptFiles.map((p) => p.role));
     data.role = data.role.map((role) => {
@@ -305,6 +313,38 @@ function withoutPrograms(layer: LoadedLayer, programs: LayerPrograms, why: strin
   return data;
 }
 
+const SANDBOX_STRICTNESS = { off: 0, auto: 1, required: 2 } as const;
+
+/**
+ * `[sandbox]` from one layer. The user's own (global) layer decides freely; a repository's layers (project, local) can
+ * only tighten it, as they can the policy: a stricter mode, more hidden paths; never `off` over `auto`, never more
+ * writable paths — a cloned repository must not switch off the sandbox its own agents run in.
+ */
+function mergeSandbox(sandbox: SandboxConfig, provenance: Provenance, scope: LayerName, asked: Layer['sandbox'], notes: string[]): void {
+  if (!asked) return;
+  const repository = scope !== 'global';
+  if (asked.mode !== undefined) {
+    if (!repository || SANDBOX_STRICTNESS[asked.mode] > SANDBOX_STRICTNESS[sandbox.mode ?? 'auto']) {
+      sandbox.mode = asked.mode;
+      provenance.sandbox.mode = scope;
+    } else if (asked.mode !== (sandbox.mode ?? 'auto')) {
+      notes.push(`[sandbox] mode = "${asked.mode}" from ${scope} ignored: a repository's configuration can only make the sandbox stricter (set it in ~/.config/caesar/config.toml).`);
+    }
+  }
+  if (asked.hide !== undefined) {
+    sandbox.hide = repository ? [...new Set([...sandbox.hide, ...asked.hide])] : [...asked.hide];
+    provenance.sandbox.hide = scope;
+  }
+  if (asked.read_write !== undefined) {
+    if (!repository) {
+      sandbox.read_write = [...asked.read_write];
+      provenance.sandbox.read_write = scope;
+    } else if (asked.read_write.length) {
+      notes.push(`[sandbox] read_write from ${scope} ignored: a repository's configuration cannot make more paths writable (set it in ~/.config/caesar/config.toml).`);
+    }
+  }
+}
+
 /**
  * Defaults, then each layer in order: [policy]/[worktree] field by field (a declared list replaces the inherited one),
  * [[role]] by name and [[agent]] by id replaced whole, [models] key by key. Provenance is the last layer declaring.
@@ -313,6 +353,8 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
   const policy: PolicyConfig = { ...DEFAULT_POLICY, allowed: [], denied: [] };
   const worktree: WorktreeConfig = { copy: [], link: [], setup: [] };
   const launcher: LauncherConfig = { kind: 'local', extra_args: [] };
+  const sandbox: SandboxConfig = { hide: [], read_write: [] };
+  const sandboxNotes: string[] = [];
   const roles = new Map<string, RoleConfig>(DEFAULT_ROLES.map((r) => [r.name, { ...r, agents: [...r.agents] }]));
   const agents = new Map<string, AgentEntry>();
   const models: Record<string, string> = {};
@@ -321,6 +363,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
     policy: Object.fromEntries(Object.keys(DEFAULT_POLICY).map((k) => [k, 'default'])) as Record<PolicyKey, Origin>,
     worktree: { copy: 'default', link: 'default', setup: 'default', pool: 'default' },
     launcher: { kind: 'default', partition: 'default', time: 'default', cpus: 'default', mem: 'default', extra_args: 'default' },
+    sandbox: { mode: 'default', hide: 'default', read_write: 'default' },
     roles: Object.fromEntries(DEFAULT_ROLES.map((r) => [r.name, 'default' as Origin])),
     agents: {},
     models: {},
@@ -356,6 +399,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
       (launcher as unknown as Record<string, unknown>)[key] = Array.isArray(value) ? [...value] : value;
       provenance.launcher[key] = scope;
     }
+    mergeSandbox(sandbox, provenance, scope, data.sandbox, sandboxNotes);
     for (const role of data.role ?? []) {
       roles.set(role.name, toRoleConfig(role));
       provenance.roles[role.name] = scope;
@@ -374,8 +418,10 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
     }
   }
   const notes = applyRepositoryPolicy(policy, provenance, asked);
+  // Shown with the policy's notes; the key names the table the repository asked about.
+  for (const message of sandboxNotes) notes.push({ key: 'permissions', scope: 'project', message });
   return {
-    config: { policy, worktree, launcher, models, transports, roles: [...roles.values()], agents: [...agents.values()] },
+    config: { policy, worktree, launcher, sandbox, models, transports, roles: [...roles.values()], agents: [...agents.values()] },
     provenance,
     notes,
   };

@@ -141,6 +141,20 @@ export const LauncherLayerSchema = z.strictObject({
   extra_args: z.array(nonEmpty).optional(),
 });
 
+/**
+ * `[sandbox]`: how the agent's process tree is confined (src/engine/sandbox/, docs/sandbox.md). `hide` adds paths the
+ * agent may not read (on top of ~/.ssh, ~/.aws… and the other agents' credentials); `read_write` paths it may write
+ * besides its workspace. Paths are absolute or start with `~/`.
+ */
+export const SANDBOX_MODES = ['auto', 'required', 'off'] as const;
+export type SandboxModeName = (typeof SANDBOX_MODES)[number];
+const sandboxPath = z.string().refine((p) => p.startsWith('/') || p === '~' || p.startsWith('~/'), 'must be an absolute path or start with ~/');
+export const SandboxLayerSchema = z.strictObject({
+  mode: z.enum(SANDBOX_MODES).optional(),
+  hide: z.array(sandboxPath).optional(),
+  read_write: z.array(sandboxPath).optional(),
+});
+
 export const RoleSchema = z.strictObject({
   name: nonEmpty,
   agents: z.array(nonEmpty),
@@ -175,6 +189,7 @@ export const AgentEntrySchema = z
 export const LayerSchema = z.strictObject({
   policy: PolicyLayerSchema.optional(),
   worktree: WorktreeLayerSchema.optional(),
+  sandbox: SandboxLayerSchema.optional(),
   models: z.record(z.string(), nonEmpty).optional(),
   /** Per agent id: `stream` or `acp` (`[transport] gemini = "acp"`). */
   transport: z.record(z.string(), z.enum(TRANSPORTS)).optional(),
@@ -264,10 +279,18 @@ export interface WorktreeConfig {
   pool?: number;
 }
 
+export interface SandboxConfig {
+  /** Unset: the engine's default (`auto`). */
+  mode?: SandboxModeName;
+  hide: string[];
+  read_write: string[];
+}
+
 export interface CaesarConfig {
   policy: PolicyConfig;
   worktree: WorktreeConfig;
   launcher: LauncherConfig;
+  sandbox: SandboxConfig;
   models: Record<string, string>;
   /** The transport configured per agent id; an agent not listed uses DEFAULT_TRANSPORT. */
   transports: Record<string, TransportName>;

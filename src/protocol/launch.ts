@@ -107,6 +107,17 @@ export const LaunchSpecSchema = z.object({
   permissions: z.enum(['ask', 'allow-in-worktree', 'deny']).default('ask'),
   /** Where the supervisor runs (`[launcher]`, a role's `launcher`, or the delegation's): local unless said. */
   launcher: LauncherSchema.default({ kind: 'local' }),
+  /**
+   * `[sandbox]` of the configuration (src/engine/sandbox/): confine the agent with bubblewrap (`auto`: where it runs,
+   * else a high finding; `required`: or refuse; `off`), extra paths hidden and extra paths writable. Absent: `auto`.
+   */
+  sandbox: z
+    .object({
+      mode: z.enum(['auto', 'required', 'off']).optional(),
+      hide: z.array(z.string()).default([]),
+      read_write: z.array(z.string()).default([]),
+    })
+    .optional(),
   created_at: z.string(),
 });
 export type LaunchSpec = z.infer<typeof LaunchSpecSchema>;

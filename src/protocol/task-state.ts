@@ -51,6 +51,11 @@ export const TaskStateSchema = z.object({
   /** os.hostname() of the supervisor: a pid is only checked for liveness on the host that recorded it. */
   supervisor_host: z.string().optional(),
   agent_pid: z.number().int().optional(),
+  /**
+   * Whether the agent ran inside the operating-system sandbox (src/engine/sandbox/): `confined` true, or false with
+   * the reason (configured off, or what the machine lacks and its fix). Absent for tasks from before it existed.
+   */
+  sandbox: z.object({ confined: z.boolean(), reason: z.string().optional() }).optional(),
   /** Free text shown while pending, e.g. "waiting for a slot (2 ahead)" or "creating worktree". */
   phase: z.string().optional(),
   /** When the agent ended and the supervisor began concluding (diff, report): `caesar watch` counts from here. */

@@ -213,6 +213,20 @@ describe('caesar config commands (in-process)', function () {
       assert.match(human.out, /To install: claude, opencode/);
     });
 
+    it('says whether agents run sandboxed, and when not, the cause, its fix and what happens to tasks', async () => {
+      box = sandbox({ git: true });
+      const none = await caesar(box, ['doctor', '--json']);
+      assert.deepEqual({ ...none.json.sandbox, fix: undefined }, { mode: 'auto', available: false, cause: 'bubblewrap (bwrap) is not installed', fix: undefined });
+      assert.match(none.json.sandbox.fix, /apt install bubblewrap/);
+      assert.match((await caesar(box, ['doctor'])).out, /✗ sandbox: not available: bubblewrap \(bwrap\) is not installed; tasks run unconfined, each with a high finding \(mode auto\)\n {4}fix: .*apt install bubblewrap/);
+      box.write(box.projectFile, '[sandbox]\nmode = "required"\n');
+      assert.match((await caesar(box, ['doctor'])).out, /tasks are refused \(mode required\)/);
+      if (process.platform === 'linux' && fs.existsSync('/usr/bin/bwrap')) {
+        const found = await caesar(box, ['doctor'], { PATH: '/usr/bin' });
+        assert.match(found.out, /✓ sandbox: agents run confined by \/usr\/bin\/bwrap \(mode required\)/);
+      }
+    });
+
     it('explains each agent\'s capabilities in words, and names the command and file of each policy remedy', async () => {
       box = sandbox({ git: true });
       box.write(box.projectFile, '[[agent]]\nid = "mine"\nbin = "mine-cli"\nargs = ["{{prompt}}"]\n');

@@ -48,6 +48,12 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
     return err;
   }
 
+  it('carries [sandbox] into the launch, for the supervisor', async () => {
+    box.write(box.projectFile, '[sandbox]\nmode = "required"\nhide = ["~/x"]\n');
+    const { launch } = await resolve({ agent: 'claude' });
+    assert.deepEqual(launch.sandbox, { mode: 'required', hide: ['~/x'], read_write: [] });
+  });
+
   it('needs an agent or a role, a known role and a known agent', async () => {
     assert.equal((await refusal({})).code, 'usage');
     assert.equal((await refusal({ role: 'nope' })).code, 'unknown-role');

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_TRANSPORT, describePrograms, trustCommand, type LoadedConfig } from '../../config';
-import { agentStatuses, slurmHealth, type AgentCatalogue, type SlurmHealth } from '../../engine/tasks';
+import { agentStatuses, effectiveSandboxMode, sandboxPreflight, slurmHealth, type AgentCatalogue, type SlurmHealth } from '../../engine/tasks';
 import { printJson, type CliIo } from '../io';
 import { hasAcpProbe, probeAcp, type AcpSupport } from './doctor-acp';
 import {
@@ -26,6 +26,7 @@ export function registerDoctor(program: Command, io: CliIo): void {
         const catalogue = catalogueOf(loaded, ctx);
         // The ACP probes run alongside the version probes: both start slow CLIs, and doctor waits for the slowest.
         const acp = new Map(catalogue.ids().map((id) => [id, acpStatus(id, loaded, catalogue, ctx.env)]));
+        const sandboxing = sandboxStatus(loaded, ctx.env);
         const statuses = await agentStatuses(loaded, catalogue, { withVersion: true });
         const agents = await Promise.all(statuses.map(async (status) => ({ ...status, ...(await acp.get(status.id)) })));
         const missing = agents.filter((a) => !a.installed).map((a) => a.id);
@@ -35,8 +36,9 @@ export function registerDoctor(program: Command, io: CliIo): void {
         const untrusted = loaded.untrusted.map((u) => ({ scope: u.scope, file: u.file, sha256: u.sha256, would_allow: describePrograms(u.programs) }));
         const policyNotes = loaded.notes.map((n) => n.message);
         const launcher = await launcherStatus(loaded);
+        const sandbox = await sandboxing;
         if (ctx.json) {
-          printJson(ctx.io, { root: ctx.root, layers, agents, missing, denied, untrusted, policy_notes: policyNotes, ignored: loaded.ignored, launcher });
+          printJson(ctx.io, { root: ctx.root, layers, sandbox, agents, missing, denied, untrusted, policy_notes: policyNotes, ignored: loaded.ignored, launcher });
           return;
         }
         ctx.io.out(`caesar root: ${ctx.root}`);
@@ -54,6 +56,7 @@ export function registerDoctor(program: Command, io: CliIo): void {
           for (const note of policyNotes) ctx.io.out(`  - ${note}`);
         }
         ctx.io.out(`launcher: ${launcherInWords(launcher)}`);
+        for (const line of sandboxInWords(sandbox)) ctx.io.out(line);
         for (const agent of agents) {
           const state = agent.installed ? `found${agent.version ? `, ${agent.version}` : ''}` : 'not found';
           const policy = agent.refusal ? `refused: ${agent.refusal.reason}` : 'allowed';
@@ -91,6 +94,28 @@ function launcherInWords(status: { kind: string; slurm?: SlurmHealth }): string 
   const sbatch = typeof slurm.sbatch === 'string' ? slurm.sbatch : 'missing' in slurm.sbatch ? 'sbatch not found on PATH (apt-get install slurm-client, or your site\'s module)' : `sbatch failed: ${slurm.sbatch.error}`;
   const controller = slurm.controller === 'answers' ? 'the controller answers' : `the controller does not answer: ${slurm.controller.error}`;
   return `${where}; Slurm: ${sbatch}, ${controller}`;
+}
+
+interface SandboxStatus {
+  mode: string;
+  available: boolean;
+  bwrap?: string;
+  cause?: string;
+  fix?: string;
+}
+
+/** The sandbox as a task started now would get it (src/engine/sandbox/): the mode in force and the preflight's verdict. */
+async function sandboxStatus(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<SandboxStatus> {
+  const mode = effectiveSandboxMode(loaded.config.sandbox.mode, env);
+  const verdict = await sandboxPreflight(env);
+  return verdict.available ? { mode, available: true, bwrap: verdict.bwrap } : { mode, available: false, cause: verdict.cause, fix: verdict.fix };
+}
+
+function sandboxInWords(sandbox: SandboxStatus): string[] {
+  if (sandbox.mode === 'off') return ['✗ sandbox: off ([sandbox] mode = "off"): agents run unconfined'];
+  if (sandbox.available) return [`✓ sandbox: agents run confined by ${sandbox.bwrap} (mode ${sandbox.mode})`];
+  const consequence = sandbox.mode === 'required' ? 'tasks are refused (mode required)' : 'tasks run unconfined, each with a high finding (mode auto)';
+  return [`✗ sandbox: not available: ${sandbox.cause}; ${consequence}`, `    fix: ${sandbox.fix}`];
 }
 
 /** What each capability means for the user, in words (`doctor --json` keeps the flags). */

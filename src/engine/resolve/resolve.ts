@@ -31,6 +31,7 @@ import {
   type RoleConfig,
   type SkippedAgent,
   type TransportName,
+  type CaesarConfig,
 } from '../../config';
 import type { AgentCatalogue } from './agent-catalogue';
 import { repoState } from '../git/git';
@@ -255,6 +256,7 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     transport,
     permissions: policy.permissions,
     launcher: pickLauncher(request.launcher ?? role?.launcher ?? config.launcher.kind, options.loaded),
+    ...sandboxOf(config),
   };
   return { launch, skipped, warnings };
 }
@@ -333,4 +335,11 @@ function resolveTimeout(explicit: string | number | undefined, role: RoleConfig 
   }
   if (ms <= 0) throw new DelegationRefusedError('usage', 'The timeout must be longer than zero.');
   return ms;
+}
+
+/** `[sandbox]` for launch.json, only when the configuration says anything (absent: the supervisor's default). */
+function sandboxOf(config: CaesarConfig): Pick<LaunchDraft, 'sandbox'> {
+  const { mode, hide, read_write } = config.sandbox;
+  if (!mode && !hide.length && !read_write.length) return {};
+  return { sandbox: { ...(mode ? { mode } : {}), hide: [...hide], read_write: [...read_write] } };
 }

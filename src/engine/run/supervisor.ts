@@ -33,6 +33,7 @@ import { SlotWaitAborted, acquireSlot, type Slot } from '../store/slots';
 import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from '../process/spawn';
 import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
+import { prepareSandbox, type PreparedSandbox } from '../sandbox/sandbox';
 import { StateWriter } from './state-writer';
 import { WriteFault } from '../process/write-fault';
 import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget, type AfterRunPhase } from '../process/phase-watchdog';
@@ -93,6 +94,7 @@ class TaskRun {
   private writerLease?: WriterLease;
   private launch?: LaunchSpec;
   private placement?: Placement;
+  private sandbox?: PreparedSandbox;
 
   constructor(
     private readonly paths: TaskPaths,
@@ -207,7 +209,12 @@ class TaskRun {
     await this.questions.start();
     await this.outbox.start();
     const translator = acp?.translator ?? adapter.createTranslator({ workspace: placement.workspace });
-    await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, phase: undefined });
+    const env = agentEnv(plan, this.paths, this.id, launch, adapter.envKeys ?? []);
+    const sandbox = await this.confine(plan, env, launch, adapter, placement).catch(async (err: unknown) => {
+      await restore();
+      throw err;
+    });
+    await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
     // The warm pool is topped up in the background, once the agent has its worktree and is running.
     void placement.refillPool?.().catch((err: unknown) => this.log(`refilling the worktree pool: ${describeError(err)}`));
@@ -215,8 +222,8 @@ class TaskRun {
     let result: RunAgentResult;
     try {
       const run: RunAgentOptions = {
-        plan,
-        env: agentEnv(plan, this.paths, this.id, launch, adapter.envKeys ?? []),
+        plan: sandbox.wrap(),
+        env,
         rawLogPath: this.paths.rawLog,
         timeoutMs: launch.timeout_ms,
         graceMs: this.graceMs,
@@ -246,6 +253,11 @@ class TaskRun {
     } finally {
       await restore();
     }
+    const sandboxFindings = await this.sandbox?.finish().catch((err: unknown) => {
+      this.log(`taking the report back from the sandbox: ${describeError(err)}`);
+      return [];
+    });
+    placement.findings.push(...(sandboxFindings ?? []));
     try {
       // Times each step after the agent ended, and names the one that hangs (phase-watchdog.ts).
       const watchdog = new AfterRunWatchdog();
@@ -256,6 +268,28 @@ class TaskRun {
       if (!(err instanceof PhaseTimeout)) throw err;
       return this.concludeHung(result, err);
     }
+  }
+
+  /**
+   * The agent's plan inside the operating-system sandbox (src/engine/sandbox/), or as is with a finding saying why
+   * not; `[sandbox] mode = "required"` on a machine without it throws, and the task fails before the agent starts.
+   * Its record reaches state.json with the `running` update (no write of its own).
+   */
+  private async confine(plan: SpawnPlan, env: NodeJS.ProcessEnv, launch: LaunchSpec, adapter: AgentAdapter, placement: Placement): Promise<PreparedSandbox> {
+    this.sandbox = await prepareSandbox({
+      settings: launch.sandbox,
+      plan,
+      env,
+      agentId: adapter.id,
+      mode: launch.mode,
+      workspace: placement.worktree?.path ?? placement.workspace,
+      worktree: placement.worktree?.path,
+      gitRoot: placement.gitRoot,
+      paths: this.paths,
+      ...(launch.transport === 'acp' && adapter.acp?.cannotBeSandboxed ? { cannotBeSandboxed: adapter.acp.cannotBeSandboxed } : {}),
+    });
+    placement.findings.push(...this.sandbox.findings);
+    return this.sandbox;
   }
 
   /** Everything between the agent's end and its conclusion, each phase under the watchdog's budget for it. */

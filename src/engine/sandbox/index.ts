@@ -1,7 +1,12 @@
 /*
- * sandbox/ — what an agent's process may see and reach. Today: its environment (agent-env: the minimal policy keeps
- * the caller's secrets out). The operating-system sandbox around the agent's process tree (bubblewrap on Linux: what
- * it may write, read and connect to) belongs here too.
+ * sandbox/ — what an agent's process may see and reach (issue 21). Every agent process tree runs inside bubblewrap
+ * on Linux, so what the agent may write is a fact of the kernel, not a wish of its CLI; and its environment keeps
+ * the caller's secrets out (agent-env: the minimal policy).
+ * - preflight.ts: can bwrap run here, and if not, the cause and its fix (cached per process; `caesar doctor`);
+ * - policy.ts: the mounts of one task (what is read-only, writable, hidden), agent-dirs.ts: each CLI's own state;
+ * - bwrap.ts: the bwrap command line; sandbox.ts: the decision per task, the finding when a task runs unconfined, and
+ *   after the run, taking the agent's report files back from its view of the task folder.
  * Rooms above import its files directly; this index lists them.
  */
 export * from './agent-env';
+export * from './sandbox';

@@ -1,0 +1,72 @@
+/**
+ * What the sandbox (src/engine/sandbox/, issue 21) adds to a task: the same whole task, `caesar run` with a tiny
+ * [[agent]] (/bin/sh writes one file and its report, exits at once) in a 2k-file repository, sandboxed
+ * (CAESAR_SANDBOX=required) and not (off), interleaved, with the ratio and the added milliseconds (median). Beside
+ * it, the bare cost of bubblewrap: spawning `/bin/true` inside the task's kind of bwrap command versus directly.
+ * Target (issue 21): ≤ 50 ms added per task, median.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { locateBwrap } from '../src/engine/sandbox';
+import { benchDir, cleanupBench, figures, git, interleave, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, spread } from './lib';
+import { bundleCli } from './task.bench';
+
+const run = promisify(execFile);
+const REPORT = JSON.stringify({ protocol: 'caesar.report/v1', status: 'success', summary: 'ok', changes: [{ path: 'bench.txt', action: 'created' }] });
+
+export async function benchSandbox(): Promise<Record<string, number | string>> {
+  const bwrap = locateBwrap();
+  if (!bwrap) return { skipped: 'no bwrap on PATH' };
+  const runs = runsFromEnv(9);
+  const cli = await bundleCli();
+  const out: Record<string, number | string> = { runs, bwrap, load_before: loadNote() };
+  const env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')) };
+  const repo = makeBenchRepo(2000);
+  mkdirSync(path.join(repo, '.caesar'), { recursive: true });
+  const script = `echo done > bench.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
+  writeFileSync(path.join(repo, '.caesar', 'config.toml'), `[[agent]]\nid = "quick"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
+  let lastTask = '';
+  const task = (mode: string) => ({
+    run: async () => {
+      const { stdout } = await run(process.execPath, [cli, 'run', 'write bench.txt', '--agent', 'quick', '--isolation', 'worktree', '--mode', 'write', '--json'], { cwd: repo, env: { ...env, CAESAR_SANDBOX: mode }, maxBuffer: 1 << 24 });
+      const result = JSON.parse(stdout) as { task_id: string; status: string; diff?: { files: unknown[] } };
+      if (result.status !== 'succeeded' || result.diff?.files.length !== 1) throw new Error(`task did not succeed: ${stdout.slice(0, 500)}`);
+      lastTask = result.task_id;
+    },
+    cleanup: () => {
+      git(repo, 'worktree', 'remove', '--force', path.join(repo, '.caesar', 'wt', lastTask));
+      git(repo, 'branch', '-q', '-D', `caesar/${lastTask}`);
+      rmSync(path.join(repo, '.caesar', 'tasks', lastTask), { recursive: true, force: true });
+    },
+  });
+  const bwrapArgs = ['--ro-bind', '/', '/', '--tmpfs', '/tmp', '--bind', repo, repo, '--dev', '/dev', '--proc', '/proc', '--unshare-all', '--share-net', '--die-with-parent', '--new-session', '--'];
+  try {
+    const m = await interleave(
+      {
+        task_sandboxed: task('required'),
+        task_unsandboxed: task('off'),
+        spawn_true_in_bwrap: { run: () => run(bwrap, [...bwrapArgs, '/bin/true']).then(() => undefined) },
+        spawn_true_bare: { run: () => run('/bin/true', []).then(() => undefined) },
+      },
+      runs,
+      { warmup: true },
+    );
+    for (const [name, measured] of Object.entries(m)) Object.assign(out, figures(name, measured, false));
+    out.ratio_task_sandboxed_to_unsandboxed = ratio(m.task_sandboxed!, m.task_unsandboxed!);
+    out.task_added_ms_median = spread(m.task_sandboxed!.wall).median - spread(m.task_unsandboxed!.wall).median;
+    out.task_added_ms_paired_median = pairedMedian(m.task_sandboxed!.wall, m.task_unsandboxed!.wall);
+    out.bwrap_added_ms_median = spread(m.spawn_true_in_bwrap!.wall).median - spread(m.spawn_true_bare!.wall).median;
+    out.bwrap_added_ms_paired_median = pairedMedian(m.spawn_true_in_bwrap!.wall, m.spawn_true_bare!.wall);
+    out.load_after = loadNote();
+  } finally {
+    cleanupBench();
+  }
+  return out;
+}
+
+/** The median of the per-round differences (each round runs both cases back to back: a loaded moment hits both). */
+function pairedMedian(a: number[], b: number[]): number {
+  return spread(a.map((value, i) => value - b[i]!)).median;
+}

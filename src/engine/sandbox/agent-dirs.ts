@@ -1,0 +1,61 @@
+import * as path from 'node:path';
+
+/**
+ * The state each real agent CLI writes under its user's home: its sessions, caches, logs and the helpers it unpacks
+ * (learnt from test/agents/live and each CLI's documentation). Inside the sandbox these stay writable for the agent
+ * that owns them and are hidden from every other agent (they hold its credentials: auth.json, .credentials.json…).
+ */
+export interface AgentStatePath {
+  path: string;
+  /** A file rather than a directory (created when missing). */
+  file?: boolean;
+  /**
+   * A file's content when it is missing: it is created with it before the agent starts, since it cannot be created
+   * inside (its parent, the home, is read-only there). Without one, a missing file stays missing.
+   */
+  initial?: string;
+}
+
+interface Homes {
+  home: string;
+  config: string;
+  data: string;
+  state: string;
+  cache: string;
+}
+
+function homesOf(env: NodeJS.ProcessEnv): Homes | undefined {
+  const home = env.HOME;
+  if (!home || !path.isAbsolute(home)) return undefined;
+  const xdg = (name: string, fallback: string) => (env[name] && path.isAbsolute(env[name]!) ? env[name]! : path.join(home, fallback));
+  return { home, config: xdg('XDG_CONFIG_HOME', '.config'), data: xdg('XDG_DATA_HOME', '.local/share'), state: xdg('XDG_STATE_HOME', '.local/state'), cache: xdg('XDG_CACHE_HOME', '.cache') };
+}
+
+const DECLARED: Record<string, (h: Homes, env: NodeJS.ProcessEnv) => AgentStatePath[]> = {
+  codex: (h, env) => [{ path: env.CODEX_HOME && path.isAbsolute(env.CODEX_HOME) ? env.CODEX_HOME : path.join(h.home, '.codex') }],
+  claude: (h, env) => [
+    { path: env.CLAUDE_CONFIG_DIR && path.isAbsolute(env.CLAUDE_CONFIG_DIR) ? env.CLAUDE_CONFIG_DIR : path.join(h.home, '.claude') },
+    // Claude Code hangs (ACP: at session/new) when it cannot create ~/.claude.json; given `{}` it fills it in place.
+    { path: path.join(h.home, '.claude.json'), file: true, initial: '{}\n' },
+  ],
+  gemini: (h) => [{ path: path.join(h.home, '.gemini') }],
+  antigravity: (h) => [{ path: path.join(h.home, '.gemini') }, { path: path.join(h.home, '.antigravity') }],
+  opencode: (h) => ['config', 'data', 'state', 'cache'].map((k) => ({ path: path.join(h[k as keyof Homes], 'opencode') })),
+  copilot: (h) => [{ path: path.join(h.home, '.copilot') }, { path: path.join(h.cache, 'copilot') }],
+};
+
+/** The state paths of one agent (none for the demo agent and [[agent]] templates: they declare none). */
+export function agentStatePaths(agentId: string, env: NodeJS.ProcessEnv): AgentStatePath[] {
+  const homes = homesOf(env);
+  const declare = DECLARED[agentId];
+  return homes && declare ? declare(homes, env) : [];
+}
+
+/** Every other known agent's state: hidden from this one. */
+export function otherAgentsStatePaths(agentId: string, env: NodeJS.ProcessEnv): AgentStatePath[] {
+  const own = new Set(agentStatePaths(agentId, env).map((p) => p.path));
+  return Object.keys(DECLARED)
+    .filter((id) => id !== agentId)
+    .flatMap((id) => agentStatePaths(id, env))
+    .filter((p) => !own.has(p.path));
+}

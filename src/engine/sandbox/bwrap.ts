@@ -1,0 +1,40 @@
+import type { SpawnPlan } from '../../agents/types';
+import type { Mount } from './policy';
+
+/**
+ * bubblewrap's command line for a task. Namespaces: all of them (user, pid, ipc, uts, cgroup) except the network,
+ * which stays the host's (see docs/sandbox.md: cutting it needs the model-endpoint bridge, not done yet). A PID
+ * namespace whose init is bwrap's: when the agent's leader exits or bwrap is killed, the kernel kills every process
+ * left in it, setsid and double forks included. --die-with-parent: the supervisor's death takes the sandbox too.
+ */
+export function bwrapArgs(mounts: Mount[], options: { cwd: string; setEnv: Record<string, string>; unsetEnv: string[] }): string[] {
+  const args: string[] = [];
+  for (const mount of mounts) args.push(...mountArgs(mount));
+  args.push('--unshare-all', '--share-net', '--die-with-parent', '--new-session');
+  for (const name of options.unsetEnv) args.push('--unsetenv', name);
+  for (const [name, value] of Object.entries(options.setEnv)) args.push('--setenv', name, value);
+  args.push('--chdir', options.cwd);
+  return args;
+}
+
+function mountArgs(mount: Mount): string[] {
+  switch (mount.kind) {
+    case 'tmpfs':
+      return ['--tmpfs', mount.path];
+    case 'dev':
+      return ['--dev', mount.path];
+    case 'proc':
+      return ['--proc', mount.path];
+    case 'empty':
+      return ['--ro-bind', mount.source, mount.path];
+    case 'ro':
+      return [mount.optional ? '--ro-bind-try' : '--ro-bind', mount.source ?? mount.path, mount.path];
+    case 'rw':
+      return [mount.optional ? '--bind-try' : '--bind', mount.source ?? mount.path, mount.path];
+  }
+}
+
+/** The same plan run inside bwrap: argv only, the agent's own command after `--`. */
+export function wrapPlan(plan: SpawnPlan, bwrap: string, args: string[]): SpawnPlan {
+  return { ...plan, command: bwrap, args: [...args, '--', plan.command, ...plan.args] };
+}

@@ -1,0 +1,164 @@
+/**
+ * The decision per task (auto / required / off), the finding when a task runs unconfined, the plan wrapped in bwrap,
+ * and after the run, taking the agent's report files back from its view of the task folder.
+ */
+import { promises as fs, readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import type { SpawnPlan } from '../../agents/types';
+import type { Finding, TaskPaths } from '../../protocol';
+import { bwrapArgs, wrapPlan } from './bwrap';
+import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, TASK_VIEW_DIR, sandboxMounts } from './policy';
+import { sandboxPreflight, type SandboxAvailability } from './preflight';
+import { agentStatePaths } from './agent-dirs';
+
+export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
+export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
+import { effectiveSandboxMode, type SandboxMode } from './mode';
+export { effectiveSandboxMode } from './mode';
+
+export interface SandboxSettings {
+  mode: SandboxMode;
+  hide: string[];
+  read_write: string[];
+}
+
+export interface SandboxRequest {
+  settings?: Partial<SandboxSettings>;
+  plan: SpawnPlan;
+  env: NodeJS.ProcessEnv;
+  agentId: string;
+  mode: 'read-only' | 'write';
+  workspace: string;
+  worktree?: string;
+  gitRoot?: string;
+  paths: Pick<TaskPaths, 'root' | 'dir'>;
+  /** Why this agent cannot run inside the sandbox at all (its adapter says so), when it cannot. */
+  cannotBeSandboxed?: string;
+}
+
+export interface PreparedSandbox {
+  /**
+   * The plan to spawn: the agent's own, or the same inside bwrap. Called just before the spawn, once every task file
+   * the agent may read exists (events.jsonl has its `started` line): those are shown to it, read-only.
+   */
+  wrap(): SpawnPlan;
+  /** For state.json. */
+  record: { confined: boolean; reason?: string };
+  findings: Finding[];
+  /** After the agent has ended: its report files back into the task folder; what else it wrote there, reported. */
+  finish(): Promise<Finding[]>;
+}
+
+/** `[sandbox] mode = "required"` on a machine where bwrap cannot run: the task must not start. */
+export class SandboxRefused extends Error {}
+
+export async function prepareSandbox(request: SandboxRequest): Promise<PreparedSandbox> {
+  // The supervisor's own environment decides (not the agent's, which the env policy may have thinned).
+  const mode = effectiveSandboxMode(request.settings?.mode, process.env);
+  const unconfined = (reason: string, findings: Finding[] = []): PreparedSandbox => ({ wrap: () => request.plan, record: { confined: false, reason }, findings, finish: async () => [] });
+  if (mode === 'off') return unconfined('[sandbox] mode = "off"');
+  if (request.cannotBeSandboxed) {
+    if (mode === 'required') throw new SandboxRefused(`Not started: [sandbox] mode = "required" and this agent cannot run sandboxed: ${request.cannotBeSandboxed}.`);
+    return unconfined(request.cannotBeSandboxed, [notSandboxedFinding(request.cannotBeSandboxed)]);
+  }
+  const availability = await sandboxPreflight(process.env);
+  if (!availability.available) {
+    const why = `${availability.cause}. Fix: ${availability.fix}`;
+    if (mode === 'required') throw new SandboxRefused(`Not started: [sandbox] mode = "required" and the sandbox cannot run here: ${why}.`);
+    return unconfined(availability.cause, [notSandboxedFinding(why)]);
+  }
+  return confine(request, availability);
+}
+
+function notSandboxedFinding(why: string): Finding {
+  return {
+    severity: 'high',
+    title: 'Not sandboxed',
+    detail: `not sandboxed: ${why}. The agent could write anywhere its user can (the repository's git dir, .caesar/, other tasks, your home). To refuse unsandboxed runs instead: [sandbox] mode = "required".`,
+  };
+}
+
+async function confine(request: SandboxRequest, availability: Extract<SandboxAvailability, { available: true }>): Promise<PreparedSandbox> {
+  const taskDir = request.paths.dir;
+  const taskView = path.join(taskDir, TASK_VIEW_DIR);
+  const emptyFile = path.join(taskDir, EMPTY_FILE);
+  await fs.rm(taskView, { recursive: true, force: true });
+  await fs.mkdir(taskView, { mode: 0o700 });
+  await fs.writeFile(emptyFile, '', { mode: 0o400 });
+  await createStateDirs(request.agentId, request.env);
+  const shown = new Set<string>();
+  const wrap = (): SpawnPlan => {
+    const entries = readdirSync(taskDir);
+    for (const entry of entries) shown.add(entry);
+    const mounts = sandboxMounts(
+      {
+        agentId: request.agentId,
+        mode: request.mode,
+        cwd: request.plan.cwd,
+        workspace: request.workspace,
+        worktree: request.worktree,
+        gitRoot: request.gitRoot,
+        root: request.paths.root,
+        taskDir,
+        taskView,
+        emptyFile,
+        env: request.env,
+        command: request.plan.command,
+        args: request.plan.args,
+        hide: absolutePaths(request.settings?.hide, request.env),
+        readWrite: absolutePaths(request.settings?.read_write, request.env),
+      },
+      entries,
+    );
+    const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap' };
+    if (!mounts.some((m) => m.kind === 'tmpfs' && m.path === request.env.TMPDIR)) setEnv.TMPDIR = '/tmp';
+    const args = bwrapArgs(mounts, { cwd: request.plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'] });
+    return wrapPlan(request.plan, availability.bwrap, args);
+  };
+  return { wrap, record: { confined: true }, findings: [], finish: async () => {
+      await fs.rm(emptyFile, { force: true });
+      return takeBackReport(taskDir, taskView, shown);
+    } };
+}
+
+/**
+ * The agent wrote its report files into its view of the task folder; they go to their real place (same file system:
+ * a rename). Anything else it created there (a forged result.json, applied.json…) never reaches the task folder.
+ */
+async function takeBackReport(taskDir: string, taskView: string, shown: Set<string>): Promise<Finding[]> {
+  const refused: string[] = [];
+  for (const name of await fs.readdir(taskView).catch(() => [] as string[])) {
+    const from = path.join(taskView, name);
+    if ((AGENT_TASK_FILES as readonly string[]).includes(name)) {
+      const stat = await fs.lstat(from).catch(() => undefined);
+      if (stat?.isFile()) await fs.rename(from, path.join(taskDir, name));
+      else if (stat) refused.push(name);
+    } else if (!shown.has(name) && !(AGENT_TASK_LIVE as readonly string[]).includes(name)) {
+      refused.push(name);
+    }
+  }
+  await fs.rm(taskView, { recursive: true, force: true });
+  if (!refused.length) return [];
+  const listed = refused.slice(0, 10).join(', ') + (refused.length > 10 ? ` and ${refused.length - 10} more` : '');
+  return [{ severity: 'medium', title: 'Sandbox kept a write out of the task folder', detail: `The agent created ${listed} in its task folder, where it may write only ${[...AGENT_TASK_FILES, ...AGENT_TASK_LIVE].join(', ')}; discarded.` }];
+}
+
+/**
+ * The agent CLI's state dirs exist before it starts: a missing one could not be created inside (its parent is
+ * read-only there), and the CLI would fail on its first mkdir (opencode: EROFS on ~/.local). It would create them itself.
+ */
+async function createStateDirs(agentId: string, env: NodeJS.ProcessEnv): Promise<void> {
+  for (const state of agentStatePaths(agentId, env)) {
+    if (!state.file) await fs.mkdir(state.path, { recursive: true, mode: 0o700 }).catch(() => undefined);
+    else if (state.initial !== undefined) await fs.writeFile(state.path, state.initial, { flag: 'wx', mode: 0o600 }).catch(() => undefined);
+  }
+}
+
+/** `~/x` against the agent's HOME; relative or empty entries are dropped (a sandbox path must be absolute). */
+function absolutePaths(paths: string[] | undefined, env: NodeJS.ProcessEnv): string[] {
+  const home = env.HOME;
+  return (paths ?? [])
+    .map((p) => (p === '~' || p.startsWith('~/') ? (home ? path.join(home, p.slice(1)) : '') : p))
+    .filter((p) => path.isAbsolute(p))
+    .map((p) => path.resolve(p));
+}

@@ -1,0 +1,131 @@
+import { strict as assert } from 'node:assert';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { explainFailure, locateBwrap, sandboxPreflight, resetSandboxPreflight } from '../../../src/engine/sandbox/preflight';
+import { sandboxMounts, type Mount, type SandboxInput } from '../../../src/engine/sandbox/policy';
+import { bwrapArgs } from '../../../src/engine/sandbox/bwrap';
+import { prepareSandbox } from '../../../src/engine/sandbox';
+
+describe('sandbox: preflight', () => {
+  afterEach(() => resetSandboxPreflight());
+
+  it('names each cause with its fix, from the kernel switches', () => {
+    const sysctls = (values: Record<string, string>) => (name: string) => values[name];
+    const userns = explainFailure('/usr/bin/bwrap', 'setting up uid map: Permission denied', sysctls({ 'kernel.unprivileged_userns_clone': '0' }));
+    assert.ok(!userns.available && /user namespaces are disabled/.test(userns.cause) && /kernel\.unprivileged_userns_clone=1/.test(userns.fix));
+    const max = explainFailure('/usr/bin/bwrap', 'No space left on device', sysctls({ 'user.max_user_namespaces': '0' }));
+    assert.ok(!max.available && /max_user_namespaces = 0/.test(max.cause) && /user\.max_user_namespaces=/.test(max.fix));
+    const apparmor = explainFailure('/usr/bin/bwrap', 'setting up uid map: Permission denied', sysctls({ 'kernel.apparmor_restrict_unprivileged_userns': '1' }));
+    assert.ok(!apparmor.available && /AppArmor/.test(apparmor.cause) && /apparmor_restrict_unprivileged_userns=0/.test(apparmor.fix));
+    const other = explainFailure('/usr/bin/bwrap', 'Creating new namespace failed', sysctls({}));
+    assert.ok(!other.available && /Creating new namespace failed/.test(other.cause));
+  });
+
+  it('finds bwrap on PATH, or where $CAESAR_BWRAP says; an empty $CAESAR_BWRAP means none', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'caesar-bwrap-path-'));
+    assert.equal(locateBwrap({ PATH: dir }), undefined);
+    assert.equal(locateBwrap({ PATH: '/usr/bin', CAESAR_BWRAP: '' }), undefined);
+    assert.equal(locateBwrap({ PATH: dir, CAESAR_BWRAP: '/opt/bwrap' }), '/opt/bwrap');
+    const missing = await sandboxPreflight({ PATH: dir });
+    assert.ok(!missing.available && /not installed/.test(missing.cause) && /apt install bubblewrap/.test(missing.fix));
+  });
+
+  it('a bwrap that fails is explained, not trusted', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'caesar-bwrap-fake-'));
+    const fake = path.join(dir, 'bwrap');
+    writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to creating new namespace" >&2\nexit 1\n', { mode: 0o755 });
+    const verdict = await sandboxPreflight({ CAESAR_BWRAP: fake });
+    assert.ok(!verdict.available && /No permissions to creating new namespace/.test(verdict.cause), JSON.stringify(verdict));
+  });
+});
+
+describe('sandbox: mounts', () => {
+  const base = (over: Partial<SandboxInput> = {}): SandboxInput => {
+    const root = mkdtempSync(path.join(tmpdir(), 'caesar-policy-'));
+    mkdirSync(path.join(root, '.git', 'worktrees', 't1'), { recursive: true });
+    const worktree = path.join(root, '.caesar', 'wt', 't1');
+    mkdirSync(worktree, { recursive: true });
+    writeFileSync(path.join(worktree, '.git'), `gitdir: ${path.join(root, '.git', 'worktrees', 't1')}\n`);
+    const taskDir = path.join(root, '.caesar', 'tasks', 't1');
+    mkdirSync(taskDir, { recursive: true });
+    return {
+      agentId: 'codex', mode: 'write', cwd: worktree, workspace: worktree, worktree, gitRoot: root, root, taskDir,
+      taskView: path.join(taskDir, 'sandbox-view'), emptyFile: path.join(taskDir, 'sandbox-empty'),
+      env: { HOME: path.join(root, 'home'), PATH: '/usr/bin' }, command: 'codex', args: [], hide: [], readWrite: [], ...over,
+    };
+  };
+  /** Where the last such mount is (the one that wins): -1 when there is none. */
+  const index = (mounts: Mount[], kind: Mount['kind'], p: string) => mounts.findLastIndex((m) => m.kind === kind && m.path === p);
+
+  it('worktree writable after .caesar is made read-only again; its git entry writable after .git', () => {
+    const input = base();
+    const mounts = sandboxMounts(input, ['task.json', 'state.json', 'agent-events.jsonl', 'questions']);
+    assert.ok(index(mounts, 'ro', path.join(input.root, '.caesar')) < index(mounts, 'rw', input.worktree!));
+    assert.ok(index(mounts, 'ro', path.join(input.root, '.git')) < index(mounts, 'rw', path.join(input.root, '.git', 'worktrees', 't1')));
+    assert.ok(index(mounts, 'ro', path.join(input.taskDir, 'state.json')) > index(mounts, 'rw', input.taskDir), 'state.json read-only inside the view');
+    assert.ok(index(mounts, 'rw', path.join(input.taskDir, 'agent-events.jsonl')) > 0);
+    assert.equal(mounts.filter((m) => m.kind === 'rw' && m.path === path.join(input.taskDir, 'task.json')).length, 0);
+  });
+
+  it('a read-only task has no writable workspace, worktree or git entry', () => {
+    const input = base({ mode: 'read-only' });
+    const mounts = sandboxMounts(input, []);
+    assert.equal(index(mounts, 'rw', input.worktree!), -1);
+    assert.equal(index(mounts, 'rw', path.join(input.root, '.git', 'worktrees', 't1')), -1);
+  });
+
+  it('a .git file pointing outside <common>/worktrees/ gets no writable entry', () => {
+    const input = base();
+    writeFileSync(path.join(input.worktree!, '.git'), `gitdir: ${path.join(input.root, '.git')}\n`);
+    const mounts = sandboxMounts(input, []);
+    assert.equal(mounts.filter((m) => m.kind === 'rw' && m.path.startsWith(path.join(input.root, '.git'))).length, 0);
+  });
+
+  it('hides the user\'s secrets and the other agents\' state, keeps its own writable', () => {
+    const input = base();
+    const home = input.env.HOME!;
+    for (const dir of ['.ssh', '.claude', '.codex', '.config/gh']) mkdirSync(path.join(home, dir), { recursive: true });
+    writeFileSync(path.join(home, '.netrc'), 'machine x password y\n');
+    const mounts = sandboxMounts(input, []);
+    for (const dir of ['.ssh', '.claude', '.config/gh']) assert.ok(index(mounts, 'tmpfs', path.join(home, dir)) >= 0, dir);
+    assert.ok(mounts.some((m) => m.kind === 'empty' && m.path === path.join(home, '.netrc')));
+    assert.equal(index(mounts, 'tmpfs', path.join(home, '.codex')), -1);
+    assert.ok(index(mounts, 'rw', path.join(home, '.codex')) >= 0);
+  });
+
+  it('turns mounts into bwrap arguments with the namespaces and the process rules', () => {
+    const args = bwrapArgs([{ kind: 'ro', path: '/' }, { kind: 'rw', path: '/w', optional: true }], { cwd: '/w', setEnv: { TMPDIR: '/tmp' }, unsetEnv: ['SSH_AUTH_SOCK'] });
+    assert.deepEqual(args.slice(0, 6), ['--ro-bind', '/', '/', '--bind-try', '/w', '/w']);
+    for (const flag of ['--unshare-all', '--share-net', '--die-with-parent', '--new-session']) assert.ok(args.includes(flag), flag);
+    assert.deepEqual(args.slice(-2), ['--chdir', '/w']);
+  });
+});
+
+describe('sandbox: prepareSandbox', () => {
+  it('creates the agent CLI\'s missing state dirs before it starts (inside, their parents are read-only)', async function () {
+    if (!(await sandboxPreflight()).available) this.skip();
+    const root = mkdtempSync(path.join(tmpdir(), 'caesar-prepare-'));
+    const taskDir = path.join(root, '.caesar', 'tasks', 't1');
+    mkdirSync(taskDir, { recursive: true });
+    const home = path.join(root, 'home');
+    const prepared = await prepareSandbox({
+      settings: { mode: 'required' }, plan: { command: '/bin/true', args: [], cwd: root, display: 'true' },
+      env: { HOME: home, XDG_DATA_HOME: path.join(home, '.local/share') }, agentId: 'opencode', mode: 'write', workspace: root, paths: { root, dir: taskDir },
+    });
+    assert.deepEqual(prepared.record, { confined: true });
+    for (const dir of ['.config/opencode', '.local/share/opencode', '.local/state/opencode', '.cache/opencode']) {
+      assert.ok(statSync(path.join(home, dir)).isDirectory(), dir);
+    }
+    await prepared.finish();
+    const claude = await prepareSandbox({
+      settings: { mode: 'required' }, plan: { command: '/bin/true', args: [], cwd: root, display: 'true' },
+      env: { HOME: home }, agentId: 'claude', mode: 'write', workspace: root, paths: { root, dir: taskDir },
+    });
+    assert.equal(readFileSync(path.join(home, '.claude.json'), 'utf8'), '{}\n', 'claude hangs when it cannot create it');
+    writeFileSync(path.join(home, '.claude.json'), '{"mine":1}');
+    await claude.finish();
+    await prepareSandbox({ settings: { mode: 'required' }, plan: { command: '/bin/true', args: [], cwd: root, display: 'true' }, env: { HOME: home }, agentId: 'claude', mode: 'write', workspace: root, paths: { root, dir: taskDir } }).then((p) => p.finish());
+    assert.equal(readFileSync(path.join(home, '.claude.json'), 'utf8'), '{"mine":1}', 'an existing one is left as it is');
+  });
+});
