@@ -9,13 +9,25 @@ describe('config: [sandbox]', () => {
   });
   afterEach(() => box.cleanup());
 
-  it('merges mode, hide and read_write by layer, the most specific winning', async () => {
-    box.write(box.globalFile, '[sandbox]\nmode = "required"\nhide = ["~/.secrets"]\n');
-    box.write(box.projectFile, '[sandbox]\nread_write = ["/srv/cache"]\n');
+  it('the user\'s layer sets mode, hide and read_write; a repository\'s layer only tightens: a stricter mode, more hidden paths', async () => {
+    box.write(box.globalFile, '[sandbox]\nmode = "auto"\nhide = ["~/.secrets"]\nread_write = ["/srv/cache"]\n');
+    box.write(box.projectFile, '[sandbox]\nmode = "required"\nhide = ["/srv/secret"]\n');
     const loaded = await loadConfig({ root: box.root, home: box.home });
-    assert.deepEqual(loaded.config.sandbox, { mode: 'required', hide: ['~/.secrets'], read_write: ['/srv/cache'] });
-    assert.equal(loaded.provenance.sandbox.mode, 'global');
-    assert.equal(loaded.provenance.sandbox.read_write, 'project');
+    assert.deepEqual(loaded.config.sandbox, { mode: 'required', hide: ['~/.secrets', '/srv/secret'], read_write: ['/srv/cache'] });
+    assert.equal(loaded.provenance.sandbox.mode, 'project');
+    assert.equal(loaded.provenance.sandbox.read_write, 'global');
+  });
+
+  it('a repository\'s layer cannot switch the sandbox off or make more paths writable, trusted or not (a note says so)', async () => {
+    box.write(box.projectFile, '[sandbox]\nmode = "off"\nread_write = ["/"]\n');
+    const loaded = await loadConfig({ root: box.root, home: box.home });
+    assert.deepEqual(loaded.config.sandbox, { hide: [], read_write: [] });
+    assert.ok(loaded.notes.some((n) => /\[sandbox\] mode = "off" from project ignored/.test(n.message)), JSON.stringify(loaded.notes));
+    assert.ok(loaded.notes.some((n) => /\[sandbox\] read_write from project ignored/.test(n.message)), JSON.stringify(loaded.notes));
+    box.write(box.localFile, '[sandbox]\nmode = "off"\n');
+    assert.equal((await loadConfig({ root: box.root, home: box.home })).config.sandbox.mode, undefined);
+    box.write(box.globalFile, '[sandbox]\nmode = "off"\n');
+    assert.equal((await loadConfig({ root: box.root, home: box.home })).config.sandbox.mode, 'off', 'the user may');
   });
 
   it('unset: no mode (the engine default, auto, applies) and empty lists', async () => {
@@ -35,7 +47,7 @@ describe('config: [sandbox]', () => {
     box.write(box.projectFile, '[sandbox]\nmode = "off"\nread_write = ["/"]\nhide = ["/srv/secret"]\n');
     const untrusted = await loadConfig({ root: box.root, home: box.home, trusted: false });
     assert.deepEqual(untrusted.config.sandbox, { mode: 'auto', hide: ['/srv/secret'], read_write: [] });
-    assert.ok(untrusted.ignored.some((line) => line.includes('[sandbox]')));
+    assert.ok([...untrusted.ignored, ...untrusted.notes.map((n) => n.message)].some((line) => line.includes('[sandbox]')));
     box.write(box.projectFile, '[sandbox]\nmode = "required"\n');
     assert.equal((await loadConfig({ root: box.root, home: box.home, trusted: false })).config.sandbox.mode, 'required');
   });

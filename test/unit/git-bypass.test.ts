@@ -24,6 +24,7 @@ const REVIEWED_PROCESS_STARTERS = new Set([
   'src/cli/commands/doctor-acp.ts', // an ACP agent's probe
   'src/engine/cluster/slurm.ts', // sbatch, squeue, scancel, sinfo
   'src/engine/git/apply-journal.ts', // sync -f (flush before the journal is committed)
+  'src/engine/sandbox/preflight.ts', // bwrap's probe (can a sandbox run here)
 ]);
 
 interface SourceFile {
