@@ -16,6 +16,8 @@ const suites = [
   // Fault injection on real processes, property-based fuzzing, hostile repositories (docs/reliability.md).
   { key: 'reliability', name: 'reliability (faults, fuzzing, hostile repositories)', command: ['npx', 'mocha', ...(process.env.CI === 'true' ? ['--forbid-pending'] : []), 'test/reliability/**/*.test.ts'] },
   { key: 'live', name: 'agent CLIs, live (real binaries, fake model servers, no network)', command: ['node', 'test/agents/live/run.mjs'] },
+  // A real one-node Slurm cluster (munged, slurmctld, slurmd) started and stopped by the suite itself.
+  { key: 'slurm', name: 'launchers: tasks as Slurm jobs (a real one-node cluster, no network)', command: ['node', 'test/launch/run.mjs'] },
   { key: 'editor', name: 'editor (extension host tests + Playwright UI in code-server)', command: ['node', 'test/extension/run.mjs'] },
   // The README's first command, for real: build, install into code-server, start it, run a demo task.
   { key: 'start', name: 'npm start (smoke)', command: ['node', 'scripts/start-smoke.mjs'] },
@@ -143,6 +145,13 @@ function prepare() {
           `or leave the suite out: CAESAR_TEST_SKIP=live npm test`,
       );
     }
+  }
+  if (wanted('slurm') && spawnSync('sh', ['-c', 'command -v slurmctld && command -v munged']).status !== 0) {
+    console.log(
+      `\nThe launcher suite runs a one-node Slurm cluster, from Debian's slurm-wlm and munge (npm cannot install them):\n` +
+        `  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm munge\n` +
+        `or leave the suite out: CAESAR_TEST_SKIP=slurm npm test`,
+    );
   }
   console.log(`=== prepared in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

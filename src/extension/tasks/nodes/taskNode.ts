@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { isActive, reviewOutcome, type TaskSummary } from '../../../engine/tasks';
 import type { ObservedStatus } from '../../../protocol';
+import { formatJob } from '../../../common/format';
 import { formatDuration, formatUsage } from '../format';
 import { shortTitle } from '../titles';
 
@@ -66,6 +67,7 @@ function tooltipOf(summary: TaskSummary, active: boolean): vscode.MarkdownString
   tip.appendText(`${summary.id}\n${state.agent}${state.role ? ` (${state.role})` : ''} · ${summary.observed} · ${state.mode} · ${state.isolation}`);
   if (state.parent_task_id) tip.appendText(`\ndelegated by task ${state.parent_task_id}`);
   if (state.phase && active) tip.appendText(`\n${state.phase}`);
+  if (summary.job) tip.appendText(`\n${formatJob(summary.job)}`);
   if (state.error) tip.appendText(`\n${state.error}`);
   if (summary.result) tip.appendText(`\n${summary.result.report.status}: ${summary.result.report.summary}`);
   return tip;
@@ -75,6 +77,7 @@ function statusWord(summary: TaskSummary, needsInput: boolean): string {
   if (needsInput) return 'needs input';
   if (reviewOutcome(summary) === 'discarded') return 'discarded';
   if (summary.observed === 'pending') return summary.state.phase ?? 'pending';
+  if (summary.observed === 'queued') return `queued · ${formatJob(summary.job) ?? 'by Slurm'}`;
   if (summary.observed === 'succeeded' && summary.result && summary.result.report.status !== 'success') return summary.result.report.status;
   return summary.observed.replace('_', ' ');
 }
