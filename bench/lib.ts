@@ -238,3 +238,16 @@ export function sampleNodePeaks(root: number, everyMs = 10): { stop(): Map<numbe
     },
   };
 }
+
+/**
+ * A HOME of the bench's own, whose `~/.config/caesar/config.toml` (the user's own layer) holds `globalToml`: the
+ * benches' `[[agent]]` entries and policy live there, as a user's own would. A repository's `.caesar/config.toml`
+ * naming programs is used only once trusted, and its policy can only tighten the user's (issue 22). The user's real
+ * HOME is never written.
+ */
+export function benchHome(globalToml: string): string {
+  const home = remember(benchDir('caesar-bench-home-'));
+  mkdirSync(path.join(home, '.config', 'caesar'), { recursive: true });
+  writeFileSync(path.join(home, '.config', 'caesar', 'config.toml'), globalToml);
+  return home;
+}

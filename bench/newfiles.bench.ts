@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { bundleCli } from './task.bench';
-import { benchDir, cleanupBench, figures, git, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, sizesFromEnv, type Measured } from './lib';
+import { benchDir, benchHome, cleanupBench, figures, git, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, sizesFromEnv, type Measured } from './lib';
 
 const run = promisify(execFile);
 
@@ -30,11 +30,13 @@ function makeTarball(count: number): string {
   return tarball;
 }
 
-function writeAgentConfig(repo: string, tarball: string): void {
+/** Returns the bench's HOME, whose user's layer holds the agent. */
+function writeAgentConfig(repo: string, tarball: string): string {
   const report = JSON.stringify({ protocol: 'caesar.report/v1', status: 'success', summary: 'generated', changes: [{ path: 'gen', action: 'created' }] });
   const script = `date +%s%N > "$CAESAR_REPORT_PATH.started"; tar -xf '${tarball}'; date +%s%N > "$CAESAR_REPORT_PATH.ended"; printf '%s' '${report}' > "$CAESAR_REPORT_PATH"`;
   mkdirSync(path.join(repo, '.caesar'), { recursive: true });
-  writeFileSync(path.join(repo, '.caesar', 'config.toml'), `[[agent]]\nid = "maker"\nbin = "/bin/sh"\nargs = [${JSON.stringify('-c')}, ${JSON.stringify(script)}, "{{prompt}}"]\n`);
+  // The agent in the user's own layer (a HOME of the bench's own): a repository's file naming programs needs trust.
+  return benchHome(`[[agent]]\nid = "maker"\nbin = "/bin/sh"\nargs = [${JSON.stringify('-c')}, ${JSON.stringify(script)}, "{{prompt}}"]\n`);
 }
 
 /**
@@ -58,12 +60,13 @@ export async function benchNewFiles(): Promise<Record<string, number | string>> 
   const runs = runsFromEnv(3);
   const cli = await bundleCli();
   const out: Record<string, number | string> = { runs, load_before: loadNote() };
-  const caesar = (repo: string, ...args: string[]) => run(process.execPath, [cli, ...args], { cwd: repo, maxBuffer: 1 << 30, env: { ...process.env, CAESAR_CLI_JS: cli } });
+  let home = '';
+  const caesar = (repo: string, ...args: string[]) => run(process.execPath, [cli, ...args], { cwd: repo, maxBuffer: 1 << 30, env: { ...process.env, CAESAR_CLI_JS: cli, HOME: home } });
   try {
     for (const count of sizesFromEnv([50000])) {
       const repo = makeBenchRepo(2000);
       const tarball = makeTarball(count);
-      writeAgentConfig(repo, tarball);
+      home = writeAgentConfig(repo, tarball);
       const scratch = remember(benchDir('caesar-bench-newfiles-floor-'));
       const m: Record<string, Measured> = {};
       const add = (name: string, ms: number) => (m[name] ??= { wall: [], cpu: [] }).wall.push(ms);

@@ -6,11 +6,11 @@
  * Target (issue 21): ≤ 50 ms added per task, median.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { locateBwrap } from '../src/engine/sandbox';
-import { benchDir, cleanupBench, figures, git, interleave, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, spread } from './lib';
+import { benchDir, benchHome, cleanupBench, figures, git, interleave, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, spread } from './lib';
 import { bundleCli } from './task.bench';
 
 const run = promisify(execFile);
@@ -22,11 +22,12 @@ export async function benchSandbox(): Promise<Record<string, number | string>> {
   const runs = runsFromEnv(9);
   const cli = await bundleCli();
   const out: Record<string, number | string> = { runs, bwrap, load_before: loadNote() };
-  const env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')) };
+  const env: NodeJS.ProcessEnv = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')) };
   const repo = makeBenchRepo(2000);
   mkdirSync(path.join(repo, '.caesar'), { recursive: true });
   const script = `echo done > bench.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
-  writeFileSync(path.join(repo, '.caesar', 'config.toml'), `[[agent]]\nid = "quick"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
+  // The agent in the user's own layer (a HOME of the bench's own): a repository's file naming programs needs trust.
+  env.HOME = benchHome(`[[agent]]\nid = "quick"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
   let lastTask = '';
   const task = (mode: string) => ({
     run: async () => {

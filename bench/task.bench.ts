@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { build, type Plugin } from 'esbuild';
-import { benchDir, cleanupBench, figures, git, interleave, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, sampleNodePeaks, sizesFromEnv, spread, type Measured } from './lib';
+import { benchDir, benchHome, cleanupBench, figures, git, interleave, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, sampleNodePeaks, sizesFromEnv, spread, type Measured } from './lib';
 
 const run = promisify(execFile);
 const REPO_ROOT = path.resolve(__dirname, '..');
@@ -22,16 +22,16 @@ const REPORT = JSON.stringify({ protocol: 'caesar.report/v1', status: 'success',
 const agentScript = (sleepSeconds: number) =>
   `${sleepSeconds > 0 ? `sleep ${sleepSeconds}; ` : ''}echo done > bench.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
 
-/** `[[agent]]` entries in the repository's .caesar/config.toml (a terminal user's workspace is trusted). */
+const entry = (id: string, script: string) => `[[agent]]\nid = "${id}"\nbin = "/bin/sh"\nargs = [${JSON.stringify('-c')}, ${JSON.stringify(script)}, "{{prompt}}"]\n`;
+// `starter` notes when it started (ns since the epoch) beside its report: the pool's figure is the time to that.
+const starter = `date +%s%N > "$CAESAR_REPORT_PATH.started"; ${agentScript(0)}`;
+/** The user's own layer (the bench's HOME): the agents, and in-place writes allowed (only the user may). */
+const GLOBAL_CONFIG = `[policy]\nallow_inplace_write = true\n\n${entry('sleeper', agentScript(0.2))}\n${entry('quick', agentScript(0))}\n${entry('starter', starter)}`;
+
+/** The repository's own .caesar/config.toml: only `[worktree] pool`, which names no program. */
 function writeConfig(repo: string, pool = 0): void {
-  const entry = (id: string, script: string) => `[[agent]]\nid = "${id}"\nbin = "/bin/sh"\nargs = [${JSON.stringify('-c')}, ${JSON.stringify(script)}, "{{prompt}}"]\n`;
   mkdirSync(path.join(repo, '.caesar'), { recursive: true });
-  // `starter` notes when it started (ns since the epoch) beside its report: the pool's figure is the time to that.
-  const starter = `date +%s%N > "$CAESAR_REPORT_PATH.started"; ${agentScript(0)}`;
-  writeFileSync(
-    path.join(repo, '.caesar', 'config.toml'),
-    `[policy]\nallow_inplace_write = true\n${pool ? `\n[worktree]\npool = ${pool}\n` : ''}\n${entry('sleeper', agentScript(0.2))}\n${entry('quick', agentScript(0))}\n${entry('starter', starter)}`,
-  );
+  writeFileSync(path.join(repo, '.caesar', 'config.toml'), pool ? `[worktree]\npool = ${pool}\n` : '');
 }
 
 /**
@@ -103,7 +103,7 @@ export async function benchTask(): Promise<Record<string, number | string>> {
   const reference = referenceCli();
   if (reference) out.reference = reference;
   // A compile cache of this run's own: the first (warm-up) task fills it, as a user's first task does.
-  const env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')) };
+  const env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')), HOME: benchHome(GLOBAL_CONFIG) };
   try {
     for (const size of sizesFromEnv([2000, 10000, 50000])) {
       const repo = makeBenchRepo(size);
