@@ -3,10 +3,10 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
-import { buildCli, makeRepo } from '../engine/runtime/helpers';
+import { buildCli, makeRepo, trustedHome } from '../engine/runtime/helpers';
 
-function cli(cwd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [process.env.CAESAR_CLI_JS!, ...args], { cwd, env: { ...process.env, NO_COLOR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+function cli(cwd: string, args: string[], home?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [process.env.CAESAR_CLI_JS!, ...args], { cwd, env: { ...process.env, NO_COLOR: '', ...(home ? { HOME: home } : {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -32,7 +32,8 @@ describe('caesar run with a large change (real CLI, real git)', function () {
     mkdirSync(path.join(repo, '.caesar'), { recursive: true });
     writeFileSync(path.join(repo, '.caesar/config.toml'), `[[agent]]\nid = "gen"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(AGENT)}, "{{prompt}}"]\n`);
 
-    const run = await cli(repo, ['run', 'generate', '--agent', 'gen', '--isolation', 'worktree', '--mode', 'write']);
+    const home = trustedHome(process.env.CAESAR_CLI_JS!, repo);
+    const run = await cli(repo, ['run', 'generate', '--agent', 'gen', '--isolation', 'worktree', '--mode', 'write'], home);
     assert.equal(run.code, 0, run.stderr + run.stdout.slice(-2000));
     assert.match(run.stdout, /3001 file\(s\) changed \(according to git\):/);
     assert.match(run.stdout, /… and 2,901 more \(caesar diff t_\w+ --stat --all lists them all\)/);
@@ -50,12 +51,12 @@ describe('caesar run with a large change (real CLI, real git)', function () {
     assert.equal(result.report.changes.length, 1000);
     assert.equal(result.report.findings.length, 101);
 
-    const stat = await cli(repo, ['diff', id, '--stat', '--all']);
+    const stat = await cli(repo, ['diff', id, '--stat', '--all'], home);
     assert.equal(stat.code, 0, stat.stderr);
     assert.match(stat.stdout, /A\s+huge\.img\s+too large to show \(300\.0 MiB\)/);
     assert.equal(stat.stdout.split('\n').filter((l) => /^\s+A\s/.test(l)).length, 3001);
 
-    const apply = await cli(repo, ['apply', id]);
+    const apply = await cli(repo, ['apply', id], home);
     assert.equal(apply.code, 0, apply.stderr + apply.stdout);
     assert.match(apply.stdout, /Applied 3000 file\(s\) to .*\. 1 file\(s\) too large for a patch were NOT applied; they stay in the worktree .*: huge\.img \(300\.0 MiB\)\. Copy them by hand\./);
     assert.match(apply.stdout, /\n {2}… and 2,800 more file\(s\)\n/);

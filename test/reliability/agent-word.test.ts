@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { buildCli, makeRepo, runBuiltCli } from '../engine/runtime/helpers';
+import { buildCli, makeRepo, runBuiltCli, trustedHome } from '../engine/runtime/helpers';
 
 /**
  * Issue 23 item 3: the agent's word is kept. Real tasks: a bash OACP agent ([[agent]] template) copies a prepared
@@ -22,7 +22,9 @@ describe('reliability: a malformed report keeps the agent\'s word', function () 
     writeFileSync(script, `#!/usr/bin/env bash\ncat '${prepared}' > "$CAESAR_REPORT_PATH"\n`);
     chmodSync(script, 0o755);
     writeFileSync(path.join(dir, 'config.toml'), `[[agent]]\nid = "bash"\nbin = "${script}"\nargs = ["{{prompt}}"]\n`);
-    const run = await runBuiltCli(['run', 'Do the thing', '--agent', 'bash', '--json'], repo, 45_000, { ...process.env, CAESAR_KILL_GRACE_MS: '500' });
+    // The user trusted the repository's [[agent]] (a config naming a program is used only once trusted).
+    const home = trustedHome(await buildCli(), repo);
+    const run = await runBuiltCli(['run', 'Do the thing', '--agent', 'bash', '--json'], repo, 45_000, { ...process.env, HOME: home, CAESAR_KILL_GRACE_MS: '500' });
     return { code: run.code, out: JSON.parse(run.stdout), stderr: run.stderr };
   }
 

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { runAgentProcess } from '../../src/engine/process/spawn';
 import { delegateTask } from '../../src/engine/tasks';
 import { MAX_BRIEF_TEXT_BYTES } from '../../src/protocol';
-import { buildCli, makeRepo, runBuiltCli, waitForFinished } from '../engine/runtime/helpers';
+import { buildCli, makeRepo, runBuiltCli, trustedHome, waitForFinished } from '../engine/runtime/helpers';
 
 /**
  * Issue 23 item 5a: a large objective or context failed the task with "ReferenceError: Cannot access 'onAbort'
@@ -63,7 +63,7 @@ describe('reliability: a large objective or context', function () {
     const repo = repoWithArgvAgent();
     const contextFile = path.join(repo, '.caesar/context.txt');
     writeFileSync(contextFile, `${'material line\n'.repeat(200 * 1024 / 14)}END-OF-MATERIAL\n`);
-    const run = await runBuiltCli(['run', 'Read the material', '--agent', 'argv', '--context', `@${contextFile}`, '--json'], repo, 45_000);
+    const run = await runBuiltCli(['run', 'Read the material', '--agent', 'argv', '--context', `@${contextFile}`, '--json'], repo, 45_000, { ...process.env, HOME: trustedHome(await buildCli(), repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     const out = JSON.parse(run.stdout);
     assert.equal(out.status, 'succeeded');
@@ -73,7 +73,7 @@ describe('reliability: a large objective or context', function () {
 
   it('a short brief still goes on argv as it is', async () => {
     const repo = repoWithArgvAgent();
-    const run = await runBuiltCli(['run', 'Say hello END-OF-MATERIAL', '--agent', 'argv', '--json'], repo, 45_000);
+    const run = await runBuiltCli(['run', 'Say hello END-OF-MATERIAL', '--agent', 'argv', '--json'], repo, 45_000, { ...process.env, HOME: trustedHome(await buildCli(), repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     const out = JSON.parse(run.stdout);
     assert.match(out.report.summary, /seen yes points no/);
@@ -83,7 +83,7 @@ describe('reliability: a large objective or context', function () {
   it('a 2 MB objective (delegated as the MCP server does) reaches the agent through brief.md: the task succeeds', async () => {
     const repo = repoWithArgvAgent();
     const objective = `${'Refactor this. '.repeat(2_000_000 / 15)}END-OF-MATERIAL`;
-    const delegated = await delegateTask(repo, { objective, workspace: repo, agent: 'argv' }, { env: { ...process.env, CAESAR_KILL_GRACE_MS: '500' } });
+    const delegated = await delegateTask(repo, { objective, workspace: repo, agent: 'argv' }, { env: { ...process.env, CAESAR_KILL_GRACE_MS: '500' }, trusted: true });
     const done = await waitForFinished(repo, delegated.id, 45_000);
     assert.equal(done.state.status, 'succeeded', done.state.error);
     assert.match(done.result.report.summary, /seen yes points yes/);
@@ -93,7 +93,7 @@ describe('reliability: a large objective or context', function () {
     const repo = repoWithArgvAgent();
     const contextFile = path.join(repo, '.caesar/context.txt');
     writeFileSync(contextFile, 'y'.repeat(MAX_BRIEF_TEXT_BYTES));
-    const run = await runBuiltCli(['run', 'Read the material', '--agent', 'argv', '--context', `@${contextFile}`], repo, 45_000);
+    const run = await runBuiltCli(['run', 'Read the material', '--agent', 'argv', '--context', `@${contextFile}`], repo, 45_000, { ...process.env, HOME: trustedHome(await buildCli(), repo) });
     assert.equal(run.code, 2, run.stderr);
     assert.match(run.stderr, /over the 3\.0 MiB limit/);
     const tasks = path.join(repo, '.caesar/tasks');

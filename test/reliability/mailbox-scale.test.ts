@@ -7,7 +7,7 @@ import { QuestionsRelay } from '../../src/engine/run/questions-relay';
 import { answerQuestion, pendingQuestions } from '../../src/engine/store/requests';
 import { readPendingQuestions } from '../../src/engine/store/store';
 import { taskPaths, type ProtocolEvent } from '../../src/protocol';
-import { buildCli, makeRepo, runBuiltCli } from '../engine/runtime/helpers';
+import { buildCli, makeRepo, runBuiltCli, trustedHome } from '../engine/runtime/helpers';
 
 const COUNT = 10_000;
 
@@ -53,7 +53,8 @@ describe('reliability: 10,000 pending questions', function () {
     ].join('\n'));
     chmodSync(script, 0o755);
     writeFileSync(path.join(dir, 'config.toml'), `[[agent]]\nid = "asker"\nbin = "${script}"\nargs = ["{{prompt}}"]\n`);
-    const run = await runBuiltCli(['run', 'Ask everything', '--agent', 'asker', '--json'], repo, 110_000, { ...process.env, CAESAR_KILL_GRACE_MS: '500' });
+    const home = trustedHome(await buildCli(), repo);
+    const run = await runBuiltCli(['run', 'Ask everything', '--agent', 'asker', '--json'], repo, 110_000, { ...process.env, HOME: home, CAESAR_KILL_GRACE_MS: '500' });
     const out = JSON.parse(run.stdout);
     assert.equal(out.status, 'succeeded', `${out.error ?? ''} ${JSON.stringify(out.report)}`);
     assert.equal(out.report.status, 'partial', 'the agent\'s own status');

@@ -1,8 +1,6 @@
 import * as path from 'node:path';
 import {
-  ProtocolError,
   UnsupportedVersionError,
-  formatBytes,
   parseJsonBounded,
   parseReport,
   salvageReport,
@@ -10,7 +8,7 @@ import {
   type Report,
   type ReportStatus,
 } from '../../protocol';
-import { UnsafeFileError, readRegularFileBounded } from '../../base/safe-read';
+import { readJsonText } from '../store/atomic';
 
 /** U+FEFF as the first character: Windows editors and PowerShell's `Out-File -Encoding utf8` write one. */
 const BOM = '\uFEFF';
@@ -21,17 +19,8 @@ const BOM = '\uFEFF';
  * it, and a `blocked` report written by a Windows tool must not be lost over an invisible character.
  */
 export async function readReportDocument(file: string, maxBytes: number): Promise<unknown> {
-  let text: string;
-  try {
-    text = (await readRegularFileBounded(file, maxBytes)).toString('utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    if (err instanceof UnsafeFileError && err.code === 'ETOOBIG') {
-      throw new ProtocolError(`${path.basename(file)} is ${formatBytes(err.size ?? maxBytes + 1)}, over the ${formatBytes(maxBytes)} limit`);
-    }
-    if (err instanceof UnsafeFileError) throw new ProtocolError(err.message);
-    throw err;
-  }
+  const text = await readJsonText(file, maxBytes);
+  if (text === undefined) return undefined;
   return parseJsonBounded(text.startsWith(BOM) ? text.slice(1) : text, path.basename(file), maxBytes);
 }
 

@@ -16,11 +16,23 @@ export async function readJsonFile<T = unknown>(
   maxBytes = DEFAULT_MAX_JSON,
   options: SafeReadOptions = {},
 ): Promise<T | undefined> {
-  let text: string;
+  const text = await readJsonText(file, maxBytes, options);
+  if (text === undefined) return undefined;
+  const value = parseJsonBounded(text, path.basename(file), maxBytes);
+  if (!schema) return value as T;
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ProtocolError(`Invalid ${path.basename(file)}`, formatIssues(result.error));
+  return result.data;
+}
+
+/**
+ * A JSON file's text, undefined when there is none. Regular files only, never a symlink, never blocking on a FIFO, and
+ * never more than maxBytes + 1 bytes read: an agent's 2 GB "report" or a state.json linked to /dev/zero is refused
+ * without being pulled into memory, with a ProtocolError that names the file.
+ */
+export async function readJsonText(file: string, maxBytes: number, options: SafeReadOptions = {}): Promise<string | undefined> {
   try {
-    // Regular files only, never a symlink, never blocking on a FIFO, and never more than maxBytes + 1 bytes read:
-    // an agent's 2 GB "report" or a state.json linked to /dev/zero is refused without being pulled into memory.
-    text = (await readRegularFileBounded(file, maxBytes, options)).toString('utf8');
+    return (await readRegularFileBounded(file, maxBytes, options)).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     if (err instanceof UnsafeFileError && err.code === 'ETOOBIG') {
@@ -29,9 +41,4 @@ export async function readJsonFile<T = unknown>(
     if (err instanceof UnsafeFileError) throw new ProtocolError(err.message);
     throw err;
   }
-  const value = parseJsonBounded(text, path.basename(file), maxBytes);
-  if (!schema) return value as T;
-  const result = schema.safeParse(value);
-  if (!result.success) throw new ProtocolError(`Invalid ${path.basename(file)}`, formatIssues(result.error));
-  return result.data;
 }
