@@ -9,6 +9,7 @@ import { benchMany } from './many.bench';
 import { benchNewFiles } from './newfiles.bench';
 import { benchReconcile } from './reconcile.bench';
 import { benchSandbox } from './sandbox.bench';
+import { benchSlurm } from './slurm.bench';
 import { benchTask } from './task.bench';
 import { benchTimeline } from './timeline.bench';
 import { benchTranslate } from './translate.bench';
@@ -21,6 +22,7 @@ const BENCHES: Array<[string, string, () => Promise<Record<string, number | stri
   ['translate', 'translate 100k lines of real captured agent output (floor: JSON.parse of the same lines alone)', benchTranslate],
   ['task', 'a whole task, `caesar run` (floor: `git worktree add` + the same agent + `git worktree remove` in sh)', benchTask],
   ['sandbox', 'the sandbox: a whole task sandboxed and not (`caesar run`, 2k files, an agent that exits at once); bwrap around /bin/true', benchSandbox],
+  ['slurm', 'a task through Slurm against the same task locally (`caesar run --launcher slurm|local`, demo agent, 2k files), and submit → agent started; needs a controller (`npm run bench:slurm`)', benchSlurm],
   ['editor', 'the editor (real VS Code): activation, the Tasks tree with 200 tasks, a 100k-event timeline, a reused preview timeline', benchEditor],
   ['timeline', 'the timeline of a 100k- and a 1M-event task: host window queries (floor: a plain array slice), then first screen and jumps in the real editor', benchTimeline],
 ];

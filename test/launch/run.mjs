@@ -24,7 +24,9 @@ const probe = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { en
 if (probe.error || probe.status !== 0) skip(`cannot create a loopback-only network namespace (unshare -n + ip): ${probe.error?.message ?? probe.stderr.trim()}`);
 
 const scratch = mkdtempSync(join(tmpdir(), 'caesar-slurm-'));
-const files = process.argv.slice(2).length ? process.argv.slice(2) : ['test/launch/*.live.ts'];
+// `--bench`: the Slurm benchmark (bench/slurm.bench.ts) against the same cluster instead of the tests.
+const bench = process.argv[2] === '--bench';
+const files = process.argv.slice(2).length && !bench ? process.argv.slice(2) : ['test/launch/*.live.ts'];
 const mocha = join(projectRoot, 'node_modules', '.bin', 'mocha');
 // glibc's getaddrinfo (AI_ADDRCONFIG, which Slurm uses) resolves nothing while the namespace has only 127.0.0.1: a
 // second loopback address on lo makes it count as configured. Nothing leaves the namespace either way.
@@ -36,7 +38,9 @@ const script = [
   `started=$(${JSON.stringify(join(projectRoot, 'scripts', 'slurm-cluster.sh'))} start ${JSON.stringify(scratch)})`,
   'eval "$started"',
   'echo "slurm: $(sinfo --noheader --format="%P %t %c CPUs")"',
-  `"${mocha}" --no-config --require tsx/cjs --extension ts --timeout 420000 --reporter spec ${files.join(' ')}`,
+  bench
+    ? `BENCH_ONLY=slurm "${join(projectRoot, 'node_modules', '.bin', 'tsx')}" bench/run.ts`
+    : `"${mocha}" --no-config --require tsx/cjs --extension ts --timeout 420000 --reporter spec ${files.join(' ')}`,
 ].join('\n');
 const result = spawnSync('unshare', ['-n', 'bash', '-c', script], { cwd: projectRoot, stdio: 'inherit', env: { ...process.env, CAESAR_SLURM_SCRATCH: scratch } });
 if (result.status === 0 && !process.env.CAESAR_KEEP_LIVE) rmSync(scratch, { recursive: true, force: true });
