@@ -92,6 +92,7 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
       env_allow: [],
       transport: 'stream',
       permissions: 'ask',
+      launcher: { kind: 'local' },
     });
   });
 

@@ -17,15 +17,15 @@ function runner(env: NodeJS.ProcessEnv) {
 
 describe('npm test runner: opting out of suites', () => {
   it('prints each opted-out suite as SKIPPED with the variable that did it, and counts it in the summary', () => {
-    const { code, out } = runner({ CAESAR_TEST_SKIP: 'mocha,reliability,live,editor,start' });
+    const { code, out } = runner({ CAESAR_TEST_SKIP: 'mocha,reliability,live,slurm,editor,start' });
     assert.equal(code, 0, out);
-    assert.equal(out.match(/=== SKIPPED: .*\(opted out with CAESAR_TEST_SKIP=\w+\)/g)?.length, 5, out);
+    assert.equal(out.match(/=== SKIPPED: .*\(opted out with CAESAR_TEST_SKIP=\w+\)/g)?.length, 6, out);
     assert.match(out, /note: agent CLIs, live .*: opted out \(CAESAR_TEST_SKIP=live\)/);
-    assert.match(out, /suites: 0 passed, 0 failed, 5 skipped/);
+    assert.match(out, /suites: 0 passed, 0 failed, 6 skipped/);
   });
 
   it('fails an opt-out under CI=true', () => {
-    const { code, out } = runner({ CAESAR_TEST_SKIP: 'mocha,reliability,live,editor,start', CI: 'true' });
+    const { code, out } = runner({ CAESAR_TEST_SKIP: 'mocha,reliability,live,slurm,editor,start', CI: 'true' });
     assert.equal(code, 1, out);
     assert.match(out, /FAILED: .*CI=true does not allow/);
   });
@@ -33,6 +33,6 @@ describe('npm test runner: opting out of suites', () => {
   it('refuses an unknown suite name instead of running everything', () => {
     const { code, out } = runner({ CAESAR_TEST_SKIP: 'livee' });
     assert.equal(code, 2, out);
-    assert.match(out, /unknown suites: livee \(known: mocha, reliability, live, editor, start\)/);
+    assert.match(out, /unknown suites: livee \(known: mocha, reliability, live, slurm, editor, start\)/);
   });
 });
