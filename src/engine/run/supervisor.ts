@@ -291,7 +291,9 @@ class TaskRun {
       worktree: placement.worktree?.path,
       gitRoot: placement.gitRoot,
       paths: this.paths,
-      ...(launch.transport === 'acp' && adapter.acp?.cannotBeSandboxed ? { cannotBeSandboxed: adapter.acp.cannotBeSandboxed } : {}),
+      // That reason is the agent's (its own sandbox cannot nest in ours): a check is confined all the same.
+      ...(forAgent && launch.transport === 'acp' && adapter.acp?.cannotBeSandboxed ? { cannotBeSandboxed: adapter.acp.cannotBeSandboxed } : {}),
+      ...(forAgent ? {} : { check: true }),
     });
     // A check's sandbox repeats the agent's findings (not sandboxed, and why): recorded once, for the agent.
     if (!forAgent) return sandbox;
