@@ -91,6 +91,23 @@ describe('checks: commands Caesar runs itself after the agent (real CLI, demo ag
     assert.match(ps.stdout, /succeeded · checks failed/);
   });
 
+  it("shows the agent's claim (commands_run) beside what Caesar observed: a bash OACP agent says its tests passed", async () => {
+    const repo = makeRepo();
+    const script = path.join(realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-claims-'))), 'agent.sh');
+    writeFileSync(
+      script,
+      `#!/usr/bin/env bash\necho done > done.txt\njq -n '{protocol: "caesar.report/v1", status: "success", summary: "All tests pass.", commands_run: [{command: "npm test", exit_code: 0}]}' > "$CAESAR_REPORT_PATH"\n`,
+      { mode: 0o755 },
+    );
+    const home = privateHome(`[[agent]]\nid = "claims"\nbin = "${script}"\nargs = ["{{prompt}}"]\n`);
+    const run = await cli(repo, home, ['run', '--agent', 'claims', 'Make the tests pass', '--check', 'echo "1 failing"; exit 1']);
+    assert.notEqual(run.code, 0, run.stdout + run.stderr);
+    assert.match(run.stdout, /succeeded · checks failed — report success/);
+    const claim = run.stdout.indexOf('Commands the agent says it ran (its claim):\n  npm test  → exit 0');
+    const observed = run.stdout.indexOf('Checks Caesar ran itself (observed):\n  FAILED check-1: echo "1 failing"; exit 1');
+    assert.ok(claim >= 0 && observed > claim, run.stdout);
+  });
+
   it('all checks passing: exit 0, and --json carries the checks', async () => {
     const repo = makeRepo();
     const run = await cli(repo, privateHome(), ['run', '--agent', 'demo', 'Write GREETING.md', '--check', 'true', '--json']);
