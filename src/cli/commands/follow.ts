@@ -136,6 +136,7 @@ function psJson(t: TaskSummary, now: number) {
     status: t.observed,
     recorded_status: t.state.status,
     report_status: reportStatus(t) ?? null,
+    checks: t.state.checks ?? null,
     review: reviewOutcome(t) ?? null,
     applied_at: t.applied?.applied_at ?? null,
     discarded_at: t.discarded?.discarded_at ?? null,
