@@ -48,7 +48,13 @@ export async function runChecks(options: RunChecksOptions): Promise<CheckResult[
 
 async function runOne(check: CheckSpec, logPath: string, options: RunChecksOptions): Promise<CheckResult> {
   const plan: SpawnPlan = { command: '/bin/sh', args: ['-c', check.command], cwd: options.cwd, display: `sh -c ${JSON.stringify(check.command)}` };
-  const confined = await options.confine(plan);
+  let confined: Awaited<ReturnType<RunChecksOptions['confine']>>;
+  try {
+    confined = await options.confine(plan);
+  } catch (err) {
+    // No sandbox for it (e.g. `[sandbox] mode = "required"` and bwrap gone since the agent started): not run, failed.
+    return { name: check.name, command: check.command, exit_code: null, duration_ms: 0, output_tail: '', error: `not run: ${err instanceof Error ? err.message : String(err)}` };
+  }
   const run = await runAgentProcess({
     plan: confined.plan,
     env: options.env,
