@@ -1,3 +1,4 @@
+import { checksSuffix } from '../protocol';
 import { formatDuration, oneLine } from '../common/format';
 import { STALL_AFTER_MS, headline, isStalled, silenceMs, type TaskView } from '../common/task-view';
 import { DEFAULT_MAX_PARALLEL, type TaskSummary } from '../engine/tasks';
@@ -103,9 +104,9 @@ export function concludingLine(state: Pick<TaskSummary['state'], 'concluding_sin
 function renderRecent(task: WatchedTask, now: number, style: Style, fit: (s: string) => string): string {
   const { state, observed, result } = task.summary;
   const report = state.report_status ?? result?.report.status ?? task.activity.finished?.status;
-  const ok = observed === 'succeeded' && report === 'success';
+  const ok = observed === 'succeeded' && report === 'success' && !checksSuffix(state);
   const mark = ok ? style.green('✓') : style.red('✗');
   const ended = formatDuration(now - (task.endedAt ?? now));
   const usage = formatUsage(state.usage ?? result?.usage);
-  return `  ${mark} ${fit(`${shortId(task.id)}  ${state.agent}  ${observed} / report ${report ?? '-'}  ${ended} ago${usage ? `  ${usage}` : ''}`)}`;
+  return `  ${mark} ${fit(`${shortId(task.id)}  ${state.agent}  ${observed}${checksSuffix(state)} / report ${report ?? '-'}  ${ended} ago${usage ? `  ${usage}` : ''}`)}`;
 }

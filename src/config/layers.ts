@@ -9,6 +9,7 @@ import { DEFAULT_ROLES } from './roles';
 import {
   AgentEntrySchema,
   DEFAULT_POLICY,
+  DEFAULT_CHECK_TIMEOUT_MS,
   LauncherLayerSchema,
   LayerSchema,
   POLICY_TOML_KEY,
@@ -17,6 +18,7 @@ import {
   WorktreeLayerSchema,
   toRoleConfig,
   type AgentEntry,
+  type CheckConfig,
   type CaesarConfig,
   type LauncherConfig,
   type Layer,
@@ -163,6 +165,7 @@ export interface Provenance {
   sandbox: Record<keyof SandboxConfig, Origin>;
   roles: Record<string, Origin>;
   agents: Record<string, Origin>;
+  checks: Record<string, Origin>;
   models: Record<string, Origin>;
   transports: Record<string, Origin>;
 }
@@ -276,6 +279,10 @@ function withoutPrograms(layer: LoadedLayer, programs: LayerPrograms, why: strin
     ignored.push(`${layer.file}: [[agent]] ${data.agent.map((a) => a.id).join(', ')} ignored: ${why}, and an agent entry names a program to run.`);
     delete data.agent;
   }
+  if (data.check?.length) {
+    ignored.push(`${layer.file}: [[check]] ${data.check.map((c) => c.name).join(', ')} ignored: ${why}, and checks run in a shell.`);
+    delete data.check;
+  }
   if (data.worktree) {
     const worktree = { ...data.worktree };
     if (worktree.setup?.length) {
@@ -304,6 +311,11 @@ function withoutPrograms(layer: LoadedLayer, programs: LayerPrograms, why: strin
   if (data.role?.length) {
     const outside = new Set(programs.promptFiles.map((p) => p.role));
     data.role = data.role.map((role) => {
+      if (role.checks?.length) {
+        ignored.push(`${layer.file}: role "${role.name}" checks ignored: ${why}, and checks run in a shell.`);
+        const { checks: _checks, ...rest } = role;
+        role = rest;
+      }
       if (!outside.has(role.name)) return role;
       ignored.push(`${layer.file}: role "${role.name}" system_prompt_file ignored: it points outside .caesar/ and ${why}.`);
       const { system_prompt_file: _file, ...rest } = role;
@@ -357,6 +369,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
   const sandboxNotes: string[] = [];
   const roles = new Map<string, RoleConfig>(DEFAULT_ROLES.map((r) => [r.name, { ...r, agents: [...r.agents] }]));
   const agents = new Map<string, AgentEntry>();
+  const checks = new Map<string, CheckConfig>();
   const models: Record<string, string> = {};
   const transports: CaesarConfig['transports'] = {};
   const provenance: Provenance = {
@@ -366,6 +379,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
     sandbox: { mode: 'default', hide: 'default', read_write: 'default' },
     roles: Object.fromEntries(DEFAULT_ROLES.map((r) => [r.name, 'default' as Origin])),
     agents: {},
+    checks: {},
     models: {},
     transports: {},
   };
@@ -408,6 +422,10 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
       agents.set(agent.id, agent);
       provenance.agents[agent.id] = scope;
     }
+    for (const check of data.check ?? []) {
+      checks.set(check.name, { name: check.name, command: check.command, timeout_ms: check.timeout ?? DEFAULT_CHECK_TIMEOUT_MS });
+      provenance.checks[check.name] = scope;
+    }
     for (const [agent, model] of Object.entries(data.models ?? {})) {
       models[agent] = model;
       provenance.models[agent] = scope;
@@ -421,7 +439,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
   // Shown with the policy's notes; the key names the table the repository asked about.
   for (const message of sandboxNotes) notes.push({ key: 'permissions', scope: 'project', message });
   return {
-    config: { policy, worktree, launcher, sandbox, models, transports, roles: [...roles.values()], agents: [...agents.values()] },
+    config: { policy, worktree, launcher, sandbox, models, transports, roles: [...roles.values()], agents: [...agents.values()], checks: [...checks.values()] },
     provenance,
     notes,
   };

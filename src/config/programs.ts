@@ -15,12 +15,14 @@ export interface LayerPrograms {
   setup: string[];
   /** `[worktree] copy/link` entries whose source, followed through links, lies outside the repository. */
   outside: Array<{ kind: 'copy' | 'link'; path: string; resolves_to: string }>;
+  /** `[[check]]` entries and roles' `checks`: shell commands Caesar runs after each agent. */
+  checks: Array<{ name: string; command: string }>;
   /** Role prompt files outside `.caesar/`: read and sent to the agent. */
   promptFiles: Array<{ role: string; file: string }>;
 }
 
 export function namesPrograms(programs: LayerPrograms): boolean {
-  return programs.agents.length + programs.setup.length + programs.outside.length + programs.promptFiles.length > 0;
+  return programs.agents.length + programs.setup.length + programs.checks.length + programs.outside.length + programs.promptFiles.length > 0;
 }
 
 const CAESAR_DIR = '.caesar';
@@ -39,6 +41,10 @@ export async function programsOf(data: Layer, root: string | undefined): Promise
     agents: (data.agent ?? []).map((a) => ({ id: a.id, bin: a.bin, args: [...a.args] })),
     setup: [...(data.worktree?.setup ?? [])],
     outside,
+    checks: [
+      ...(data.check ?? []).map((check) => ({ name: check.name, command: check.command })),
+      ...(data.role ?? []).flatMap((role) => (role.checks ?? []).map((command) => ({ name: `role "${role.name}"`, command }))),
+    ],
     promptFiles: (data.role ?? [])
       .filter((role) => role.system_prompt_file && !(root && promptFileInsideCaesar(root, role.system_prompt_file)))
       .map((role) => ({ role: role.name, file: role.system_prompt_file! })),
@@ -82,6 +88,7 @@ export function describePrograms(programs: LayerPrograms): string[] {
   const lines: string[] = [];
   for (const agent of programs.agents) lines.push(`agent "${agent.id}" runs ${JSON.stringify(agent.bin)} ${agent.args.map((a) => JSON.stringify(a)).join(' ')}`.trimEnd());
   for (const command of programs.setup) lines.push(`[worktree] setup runs in a shell: ${JSON.stringify(command)}`);
+  for (const check of programs.checks) lines.push(`check ${check.name} runs in a shell: ${JSON.stringify(check.command)}`);
   for (const o of programs.outside) lines.push(`[worktree] ${o.kind} "${o.path}" brings in ${o.resolves_to}, outside the repository`);
   for (const p of programs.promptFiles) lines.push(`role "${p.role}" reads its prompt from ${p.file}, outside .caesar/`);
   return lines;

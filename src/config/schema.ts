@@ -168,6 +168,16 @@ export const RoleSchema = z.strictObject({
   model: nonEmpty.optional(),
   /** Where this role's tasks run (`[launcher]`'s resources apply); unset = the `[launcher]` kind. */
   launcher: z.enum(LAUNCHER_KINDS).optional(),
+  /** Shell commands Caesar runs as checks after this role's agent ends, besides every `[[check]]`. */
+  checks: z.array(nonEmpty).optional(),
+});
+
+/** `[[check]]`: a shell command Caesar runs itself in every task's workspace after the agent ends (run/checks.ts). */
+export const CheckEntrySchema = z.strictObject({
+  name: z.string().regex(AGENT_ID_PATTERN, 'must start with a letter or digit and use only letters, digits, ".", "_" and "-"'),
+  command: nonEmpty,
+  /** Killed after this long; unset = DEFAULT_CHECK_TIMEOUT_MS. */
+  timeout: duration.optional(),
 });
 
 export const AgentEntrySchema = z
@@ -195,6 +205,7 @@ export const LayerSchema = z.strictObject({
   transport: z.record(z.string(), z.enum(TRANSPORTS)).optional(),
   role: z.array(RoleSchema).optional(),
   agent: z.array(AgentEntrySchema).optional(),
+  check: z.array(CheckEntrySchema).optional(),
   launcher: LauncherLayerSchema.optional(),
 });
 
@@ -202,6 +213,14 @@ export type PolicyLayer = z.infer<typeof PolicyLayerSchema>;
 export type WorktreeLayer = z.infer<typeof WorktreeLayerSchema>;
 export type Layer = z.infer<typeof LayerSchema>;
 export type AgentEntry = z.infer<typeof AgentEntrySchema>;
+
+export const DEFAULT_CHECK_TIMEOUT_MS = 10 * 60_000;
+
+export interface CheckConfig {
+  name: string;
+  command: string;
+  timeout_ms: number;
+}
 
 export interface RoleConfig {
   name: string;
@@ -214,6 +233,7 @@ export interface RoleConfig {
   system_prompt_file?: string;
   model?: string;
   launcher?: LauncherKind;
+  checks?: string[];
 }
 
 export interface LauncherConfig {
@@ -296,6 +316,8 @@ export interface CaesarConfig {
   transports: Record<string, TransportName>;
   roles: RoleConfig[];
   agents: AgentEntry[];
+  /** `[[check]]`, by name (a later layer's entry of the same name replaces it). */
+  checks: CheckConfig[];
 }
 
 export const DEFAULT_TIMEOUT_MS = 600_000;

@@ -47,6 +47,14 @@ export const LauncherRecordSchema = z.object({
 });
 export type LauncherRecord = z.infer<typeof LauncherRecordSchema>;
 
+/** One check of a task: what it is called, the shell command Caesar runs, and when it is killed. */
+export const CheckSpecSchema = z.object({
+  name: z.string().min(1),
+  command: z.string().min(1),
+  timeout_ms: z.number().int().positive(),
+});
+export type CheckSpec = z.infer<typeof CheckSpecSchema>;
+
 /**
  * `<taskDir>/launch.json`: the resolved delegation, written once by delegate() before the supervisor starts and never
  * modified afterwards. Everything the supervisor does is decided from this file (plus the repository it points at).
@@ -85,6 +93,11 @@ export const LaunchSpecSchema = z.object({
       setup: z.array(z.string()).default([]),
     })
     .default({ copy: [], link: [], setup: [] }),
+  /**
+   * Checks Caesar runs itself after the agent ended (`[[check]]`, a role's `checks`, `--check`): each a shell command
+   * run in the task's workspace inside its sandbox, killed at its timeout (src/engine/run/checks.ts).
+   */
+  checks: z.array(CheckSpecSchema).default([]),
   /** `[worktree] pool` of the configuration: warm worktrees the supervisor keeps for this repository (0 = none). */
   worktree_pool: z.number().int().min(0).max(16).optional(),
   generic_agent: GenericAgentDefSchema.optional(),

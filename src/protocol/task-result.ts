@@ -16,6 +16,25 @@ export const FileChangeSchema = z.object({
 });
 export type FileChangeRecord = z.infer<typeof FileChangeSchema>;
 
+/** What Caesar observed running one check (src/engine/run/checks.ts): exit_code null when killed or never started. */
+export const CheckResultSchema = z.object({
+  name: z.string(),
+  command: z.string(),
+  exit_code: z.number().int().nullable(),
+  duration_ms: z.number().int().nonnegative(),
+  /** The last bytes of its stdout and stderr (the whole output is in checks/<n>.log). */
+  output_tail: z.string(),
+  timed_out: z.boolean().optional(),
+  /** Why it could not run or was stopped (timeout, cancel, spawn error). */
+  error: z.string().optional(),
+});
+export type CheckResult = z.infer<typeof CheckResultSchema>;
+
+/** A check passed when it ran to the end and exited 0. */
+export function checkPassed(check: CheckResult): boolean {
+  return check.exit_code === 0 && !check.timed_out && !check.error;
+}
+
 /**
  * `<taskDir>/result.json`, written once by the supervisor: the normalized, git-reconciled report with its provenance.
  * The agent's own report.json stays untouched beside it (reference §8.16 fixed).
@@ -33,6 +52,8 @@ export const ResultDocSchema = z.object({
   /** How many changes and findings the report had when its lists were cut (result-caps.ts); absent when whole. */
   changes_total: z.number().int().nonnegative().optional(),
   findings_total: z.number().int().nonnegative().optional(),
+  /** The checks Caesar ran itself after the agent ended, in order; absent when the task had none. */
+  checks: z.array(CheckResultSchema).optional(),
 });
 export type ResultDoc = z.infer<typeof ResultDocSchema>;
 

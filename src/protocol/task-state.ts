@@ -66,10 +66,17 @@ export const TaskStateSchema = z.object({
   report_source: ReportSourceSchema.optional(),
   changes_verified_by: z.enum(['git', 'declaration']).optional(),
   usage: UsageSchema.optional(),
+  /** How the checks Caesar ran itself went (result.json has each one): the lists show "checks failed" from this. */
+  checks: z.object({ total: z.number().int().nonnegative(), failed: z.number().int().nonnegative() }).optional(),
   /** A fatal orchestration error (worktree impossible, setup failed, agent not found), with its remedy. */
   error: z.string().optional(),
 });
 export type TaskState = z.infer<typeof TaskStateSchema>;
+
+/** " · checks failed" when a check Caesar ran failed (the agent may still have said it succeeded), else "". */
+export function checksSuffix(state: Pick<TaskState, 'checks'>): string {
+  return state.checks && state.checks.failed > 0 ? ' · checks failed' : '';
+}
 
 /**
  * `<taskDir>/discarded.json`: written when a task's worktree is removed, by `caesar discard` or by gc. Like

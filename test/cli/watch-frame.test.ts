@@ -57,6 +57,14 @@ describe('cli: the watch frame', () => {
     assert.ok(recent[0]!.includes('t_end0') && recent[0]!.startsWith('  ✓'));
   });
 
+  it('marks a finished task whose check failed ✗ "succeeded · checks failed", though its agent reported success', () => {
+    const t = task('t_checked', { endedSecondsAgo: 5 });
+    Object.assign(t.summary.state, { checks: { total: 2, failed: 1 } });
+    const line = renderFrame([t], NOW, plain, 200).find((l) => l.includes('t_checked'))!;
+    assert.ok(line.startsWith('  ✗'), line);
+    assert.match(line, /succeeded · checks failed \/ report success/);
+  });
+
   it("fits each task's lines to the terminal width and draws the same frame for the same input", () => {
     const tasks = [task('t_long')];
     const a = renderFrame(tasks, NOW, plain, 40);

@@ -83,6 +83,7 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
       timeout_ms: 600_000,
       depth: 1,
       channel: false,
+      checks: [],
       extra_args: [],
       allow_inplace_write: false,
       worktree_setup: { copy: [], link: [], setup: [] },
@@ -252,6 +253,18 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
     const unreadable = await refusal({ role: 'missing' });
     assert.equal(unreadable.code, 'role-prompt');
     assert.match(unreadable.message, /role "missing"/);
+  });
+
+  it('orders the checks: every [[check]], then the role\'s, then the request\'s; an empty requested one is refused', async () => {
+    box.write(box.globalFile, '[[check]]\nname = "tests"\ncommand = "npm test"\ntimeout = "2m"\n[[role]]\nname = "fixer"\nagents = ["claude"]\nmode = "write"\nchecks = ["npm run lint"]\n');
+    const { launch } = await resolve({ role: 'fixer', checks: ['git diff --check'] });
+    assert.deepEqual(launch.checks, [
+      { name: 'tests', command: 'npm test', timeout_ms: 120_000 },
+      { name: 'fixer-1', command: 'npm run lint', timeout_ms: 600_000 },
+      { name: 'check-1', command: 'git diff --check', timeout_ms: 600_000 },
+    ]);
+    assert.deepEqual((await resolve({ agent: 'claude' })).launch.checks.map((c) => c.name), ['tests'], 'no role: no role checks');
+    assert.match((await refusal({ agent: 'claude', checks: [' '] })).message, /Check 1 is empty/);
   });
 
   it('carries the [worktree] settings, max_parallel and a template agent definition into the launch', async () => {

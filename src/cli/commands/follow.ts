@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { readEventsText, taskPaths, type ProtocolEvent } from '../../protocol';
+import { checksSuffix, readEventsText, taskPaths, type ProtocolEvent } from '../../protocol';
 import { isActive, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/tasks';
 import type { IDisposable as Disposable } from '../../base/disposable';
 import type { ObservedStatus } from '../../protocol';
@@ -97,7 +97,7 @@ function psRow(t: TaskSummary, now: number, style: Style): string[] {
   return [
     termSafe(t.id),
     termSafe([t.state.agent, t.state.role].filter(Boolean).join('•')),
-    shownStatus(t, style) + questions + job,
+    shownStatus(t, style) + (checksSuffix(t.state) ? style.red(checksSuffix(t.state)) : '') + questions + job,
     termSafe(reportStatus(t) ?? '-'),
     termSafe(`${t.state.isolation}•${t.state.mode}`),
     ago(t.state.created_at, now),
@@ -136,6 +136,7 @@ function psJson(t: TaskSummary, now: number) {
     status: t.observed,
     recorded_status: t.state.status,
     report_status: reportStatus(t) ?? null,
+    checks: t.state.checks ?? null,
     review: reviewOutcome(t) ?? null,
     applied_at: t.applied?.applied_at ?? null,
     discarded_at: t.discarded?.discarded_at ?? null,

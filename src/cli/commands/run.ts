@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { ISOLATIONS, LAUNCHER_KINDS, MODES, NETWORK_REQUESTS, TRANSPORTS, type IsolationRequest, type LauncherKind, type ModeName, type NetworkRequest, type TransportName } from '../../config';
-import type { ProtocolEvent } from '../../protocol';
+import { checkPassed, checksSuffix, type ProtocolEvent, type ResultDoc } from '../../protocol';
 import { DelegationRefusedError, TaskStore, delegateTask, requestCancel, type DelegatedTask, type TaskSummary } from '../../engine/tasks';
 import { describeEvent, formatUsage, shortId, styleFor, termSafe, type Style } from '../format';
 import { EXIT, ExitCode, UsageError, printJson, type CliIo } from '../io';
@@ -22,6 +22,7 @@ interface RunOptions {
   env?: string;
   transport?: string;
   launcher?: string;
+  check?: string[];
   json?: boolean;
   root?: string;
 }
@@ -49,6 +50,7 @@ export function registerRun(program: Command, io: CliIo): void {
     .option('--env <policy>', "the agent's environment: minimal (PATH, HOME, locale, its own keys, [policy] env_allow) or inherit; never looser than [policy] env")
     .option('--transport <transport>', "stream (the agent's own JSON stream) or acp (Agent Client Protocol: permission requests become questions); default from [transport]")
     .option('--launcher <kind>', 'where the supervisor runs: local, or slurm (a batch job; [launcher] sets its partition, time, cpus, mem)')
+    .option('--check <command>', 'a shell command Caesar runs in the workspace after the agent ends; its failure fails `caesar run` (repeatable)', collect, [] as string[])
     .option('--json', 'print one JSON object with the outcome, nothing else on stdout')
     .option('--root <dir>', 'the caesar root (default: first ancestor holding .caesar/ or .git/)')
     .action(async (objective: string, agentArgs: string[], opts: RunOptions, command: Command) => {
@@ -123,6 +125,7 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
         // Checked by the resolution (an unknown value is a usage error).
         ...(opts.env ? { env: opts.env as 'inherit' | 'minimal' } : {}),
         extra_args: extraArgs,
+        ...(opts.check?.length ? { checks: opts.check } : {}),
       },
       { env: io.env, supervisorEnv: io.env },
     );
@@ -279,7 +282,8 @@ async function printOutcome(
 ): Promise<void> {
   const result = settled.result;
   const status = settled.observed;
-  const succeeded = status === 'succeeded' && result?.report.status === 'success';
+  const checksFailed = (settled.state.checks?.failed ?? 0) > 0;
+  const succeeded = status === 'succeeded' && result?.report.status === 'success' && !checksFailed;
   if (opts.json) {
     printJson(io, {
       task_id: id,
@@ -289,13 +293,15 @@ async function printOutcome(
       changes_verified_by: result?.changes_verified_by ?? null,
       usage: result?.usage ?? settled.state.usage ?? null,
       diff: result?.diff ?? null,
+      checks: result?.checks ?? [],
+      checks_failed: checksFailed,
       ...(settled.state.error ? { error: settled.state.error } : {}),
     });
   } else {
     const lines: string[] = [''];
     const verdict = succeeded ? style.green('✓') : style.red('✗');
     lines.push(
-      `${style.enabled ? `${verdict} ` : ''}Task ${id}: ${status}${result ? ` — report ${result.report.status} (source ${result.report_source}, changes verified by ${result.changes_verified_by})` : ''}`,
+      `${style.enabled ? `${verdict} ` : ''}Task ${id}: ${status}${checksSuffix(settled.state)}${result ? ` — report ${result.report.status} (source ${result.report_source}, changes verified by ${result.changes_verified_by})` : ''}`,
     );
     const error = settled.state.error?.trim();
     // Everything below but the verdict is the agent's text: terminal-safe (termSafe) line by line.
@@ -317,6 +323,7 @@ async function printOutcome(
         for (const c of result.report.changes.slice(0, MAX_FILES_SHOWN)) lines.push(termSafe(`  ${c.action.padEnd(8)} ${c.path}`));
         lines.push(...andMore(result.changes_total ?? result.report.changes.length, Math.min(result.report.changes.length, MAX_FILES_SHOWN), ''));
       }
+      lines.push(...checkLines(result, style));
       if (result.report.findings.length) {
         lines.push(`Findings (${result.findings_total ?? result.report.findings.length}):`);
         for (const f of result.report.findings) lines.push(termSafe(`  [${f.severity}] ${f.title}${f.file ? ` — ${f.file}` : ''}${f.detail ? `: ${f.detail}` : ''}`));
@@ -327,6 +334,32 @@ async function printOutcome(
     io.out(lines.join('\n'));
   }
   if (!succeeded) throw new ExitCode(EXIT.failure);
+}
+
+/**
+ * What Caesar observed running the checks, beside what the agent says it ran (`commands_run`: its claim). A check's
+ * output tail is the task's text: terminal-safe.
+ */
+function checkLines(result: ResultDoc, style: Style): string[] {
+  const lines: string[] = [];
+  const claimed = result.report.commands_run;
+  if (claimed.length) {
+    lines.push("Commands the agent says it ran (its claim):");
+    for (const c of claimed) lines.push(termSafe(`  ${c.command}${c.exit_code !== undefined && c.exit_code !== null ? `  → exit ${c.exit_code}` : ''}`));
+  }
+  if (!result.checks?.length) return lines;
+  lines.push('Checks Caesar ran itself (observed):');
+  for (const check of result.checks) {
+    const passed = checkPassed(check);
+    const mark = passed ? style.green('passed') : style.red('FAILED');
+    lines.push(termSafe(`  ${mark} ${check.name}: ${check.command}  (${check.error ?? `exit ${check.exit_code}`}, ${check.duration_ms} ms)`));
+    if (!passed && check.output_tail.trim()) for (const line of check.output_tail.trimEnd().split('\n').slice(-10)) lines.push(termSafe(`      ${line}`));
+  }
+  return lines;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
 }
 
 /** Files listed after a task: past this, a count (the whole list is one `caesar diff --stat --all` away). */

@@ -16,7 +16,7 @@ export function concludeBudgetMs(env: NodeJS.ProcessEnv = process.env): number {
   return positive(env.CAESAR_CONCLUDE_BUDGET_MS) ?? DEFAULT_CONCLUDE_BUDGET_MS;
 }
 
-export type AfterRunPhase = 'drain' | 'questions' | 'diff' | 'report';
+export type AfterRunPhase = 'drain' | 'questions' | 'checks' | 'diff' | 'report';
 
 /**
  * Each phase's name (for the message), its default budget and the variable that overrides it. Relaying what is left
@@ -26,6 +26,8 @@ export type AfterRunPhase = 'drain' | 'questions' | 'diff' | 'report';
 export const AFTER_RUN_PHASES: Record<AfterRunPhase, { label: string; defaultMs: number; env: string }> = {
   drain: { label: "relaying the agent's outbox", defaultMs: 60_000, env: 'CAESAR_CONCLUDE_DRAIN_MS' },
   questions: { label: 'expiring unanswered questions', defaultMs: 30_000, env: 'CAESAR_CONCLUDE_QUESTIONS_MS' },
+  // Each check is killed at its own timeout (checks.ts); the budget, extended by their timeouts, is the backstop.
+  checks: { label: 'running the checks', defaultMs: Number.POSITIVE_INFINITY, env: 'CAESAR_CONCLUDE_CHECKS_MS' },
   diff: { label: 'computing the diff', defaultMs: Number.POSITIVE_INFINITY, env: 'CAESAR_CONCLUDE_DIFF_MS' },
   report: { label: 'reading the report', defaultMs: 60_000, env: 'CAESAR_CONCLUDE_REPORT_MS' },
 };
@@ -48,8 +50,9 @@ export class AfterRunWatchdog {
   private readonly deadline: number;
   private currentLabel = 'starting to conclude';
 
-  constructor(private readonly env: NodeJS.ProcessEnv = process.env) {
-    this.deadline = Date.now() + concludeBudgetMs(env);
+  /** `extraMs`: time granted on top of the overall budget (the checks' own timeouts, which the user configured). */
+  constructor(private readonly env: NodeJS.ProcessEnv = process.env, extraMs = 0) {
+    this.deadline = Date.now() + concludeBudgetMs(env) + extraMs;
   }
 
   /** The phase under way, as a message names it. */

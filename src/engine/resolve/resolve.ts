@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { ENV, briefTextTooLarge, isSafeId, type Finding } from '../../protocol';
 import {
+  DEFAULT_CHECK_TIMEOUT_MS,
   DurationError,
   ENV_POLICIES,
   ISOLATIONS,
@@ -35,7 +36,7 @@ import {
 } from '../../config';
 import type { AgentCatalogue } from './agent-catalogue';
 import { repoState } from '../git/git';
-import type { Launcher, LaunchSpec } from '../../protocol';
+import type { CheckSpec, Launcher, LaunchSpec } from '../../protocol';
 
 export type { AgentCatalogue } from './agent-catalogue';
 
@@ -66,6 +67,8 @@ export interface DelegationRequest {
   transport?: TransportName;
   /** Where the supervisor runs, for this one task (`[launcher]`'s resources apply to `slurm`). */
   launcher?: LauncherKind;
+  /** Shell commands Caesar runs as checks after the agent ends (`--check`), after the configured ones. */
+  checks?: string[];
 }
 
 export interface ResolveOptions {
@@ -256,9 +259,24 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     transport,
     permissions: policy.permissions,
     launcher: pickLauncher(request.launcher ?? role?.launcher ?? config.launcher.kind, options.loaded),
+    checks: resolveChecks(config, role, request.checks ?? []),
     ...sandboxOf(config),
   };
   return { launch, skipped, warnings };
+}
+
+/**
+ * The task's checks, in the order they run: every `[[check]]`, then the role's, then the request's (`--check`). The
+ * unnamed ones are named after where they came from; all but `[[check]]` get the default timeout.
+ */
+function resolveChecks(config: LoadedConfig['config'], role: RoleConfig | undefined, requested: string[]): CheckSpec[] {
+  const checks: CheckSpec[] = config.checks.map((check) => ({ name: check.name, command: check.command, timeout_ms: check.timeout_ms }));
+  (role?.checks ?? []).forEach((command, index) => checks.push({ name: `${role!.name}-${index + 1}`, command, timeout_ms: DEFAULT_CHECK_TIMEOUT_MS }));
+  for (const [index, command] of requested.entries()) {
+    if (command.trim() === '') throw new DelegationRefusedError('usage', `Check ${index + 1} is empty: give --check a shell command.`);
+    checks.push({ name: `check-${index + 1}`, command, timeout_ms: DEFAULT_CHECK_TIMEOUT_MS });
+  }
+  return checks;
 }
 
 /** The launcher of the chosen kind, with `[launcher]`'s sbatch resources for Slurm (extra arguments checked). */

@@ -1,7 +1,7 @@
 import { parseReport, type Report, type Usage } from '../../protocol';
 import { writeJsonAtomic } from '../../base/atomic';
 import type { DiffResult } from '../git/reconcile';
-import type { ResultDoc } from '../../protocol';
+import { checkPassed, type CheckResult, type ResultDoc } from '../../protocol';
 import type { ReportSource, TaskState, TaskStatus } from '../../protocol';
 import type { StateWriter } from './state-writer';
 import { capResultLists } from '../store/result-caps';
@@ -20,6 +20,8 @@ export interface Conclusion {
   exitCode?: number | null;
   signal?: string | null;
   error?: string;
+  /** The checks Caesar ran after the agent ended (checks.ts); absent when the task had none. */
+  checks?: CheckResult[];
 }
 
 export interface ConclusionWriters {
@@ -46,6 +48,7 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
     ...(final.agentReportError ? { agent_report_error: final.agentReportError } : {}),
     ...(final.usage ? { usage: final.usage } : {}),
     ...(final.diff ? { diff: { files: final.diff.files, is_empty: final.diff.is_empty } } : {}),
+    ...(final.checks?.length ? { checks: final.checks } : {}),
   };
   await writeJsonAtomic(writers.resultFile, capResultLists(result));
   // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.
@@ -61,6 +64,7 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
     changes_verified_by: final.verifiedBy,
     ...(final.usage ? { usage: final.usage } : {}),
     ...(final.error ? { error: final.error } : {}),
+    ...(final.checks?.length ? { checks: { total: final.checks.length, failed: final.checks.filter((c) => !checkPassed(c)).length } } : {}),
     phase: undefined,
     agent_pid: undefined,
   });

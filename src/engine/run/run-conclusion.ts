@@ -1,4 +1,4 @@
-import type { EventDraft, Finding, Report, ReportTier, TaskPaths, Usage } from '../../protocol';
+import { checkPassed, type CheckResult, type EventDraft, type Finding, type Report, type ReportTier, type TaskPaths, type Usage } from '../../protocol';
 import type { SpawnPlan, TranslationSummary } from '../../agents/types';
 import type { Conclusion } from './finalize';
 import { checkoutWritesFinding } from '../git/checkout-guard';
@@ -23,6 +23,8 @@ export interface RunToConclude {
   /** The last `finished` a translator produced: its status is the agent's own verdict on the run. */
   translatorFinished?: Extract<EventDraft, { type: 'finished' }>;
   state: StateWriter;
+  /** What the checks Caesar ran observed (checks.ts), in order. */
+  checks?: CheckResult[];
   /** Runs an after-run phase under the supervisor's watchdog (phase-watchdog.ts); without one, just runs it. */
   watch?: <T>(phase: AfterRunPhase, work: () => Promise<T>) => Promise<T>;
 }
@@ -81,7 +83,7 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
   );
   const report: Report = {
     ...reconciled.report,
-    findings: [...reconciled.report.findings, ...resolved.findings, ...diffFindings, ...placement.findings, ...launch.findings],
+    findings: [...reconciled.report.findings, ...resolved.findings, ...diffFindings, ...checkFindings(input.checks ?? []), ...placement.findings, ...launch.findings],
   };
   const usage = mergeUsage(report.usage, translation.usage, run.durationMs);
   if (run.writeError) {
@@ -108,7 +110,17 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     exitCode: run.exitCode,
     signal: run.signal,
     ...(run.spawnError || run.writeError ? { error: run.spawnError ?? run.writeError } : {}),
+    ...(input.checks?.length ? { checks: input.checks } : {}),
   };
+}
+
+/** A high finding per failed check: what Caesar observed, beside whatever the agent said it ran. */
+function checkFindings(checks: CheckResult[]): Finding[] {
+  return checks.filter((check) => !checkPassed(check)).map((check) => {
+    const how = check.error ?? `exit code ${check.exit_code}`;
+    const tail = check.output_tail.trim().slice(-600);
+    return { severity: 'high', title: `Check "${check.name}" failed`, detail: `\`${check.command}\`: ${how}.${tail ? ` Its output ended with:\n${tail}` : ''}` };
+  });
 }
 
 function mergeUsage(fromReport: Usage | undefined, fromStream: Usage | undefined, durationMs: number): Usage {

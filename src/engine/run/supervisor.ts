@@ -26,7 +26,8 @@ import { EventsWriter } from './events-writer';
 import { writeConclusion, type Conclusion } from './finalize';
 import { preparePlacement, type Placement } from './isolation';
 import { DEFAULT_MAX_PARALLEL, readLaunchSpec } from '../store/launch-spec';
-import type { LaunchSpec } from '../../protocol';
+import { checkPassed, type CheckResult, type LaunchSpec } from '../../protocol';
+import { runChecks } from './checks';
 import { QuestionsRelay } from './questions-relay';
 import { concludeRun, synthesizedConclusion } from './run-conclusion';
 import { SlotWaitAborted, acquireSlot, type Slot } from '../store/slots';
@@ -77,6 +78,8 @@ interface AfterRun {
   placement: Placement;
   tier: ReportTier;
   plan: SpawnPlan;
+  env: NodeJS.ProcessEnv;
+  adapter: AgentAdapter;
 }
 
 class TaskRun {
@@ -260,10 +263,12 @@ class TaskRun {
     placement.findings.push(...(sandboxFindings ?? []));
     try {
       // Times each step after the agent ended, and names the one that hangs (phase-watchdog.ts).
-      const watchdog = new AfterRunWatchdog();
-      const after = this.afterRun({ result, translator, launch, placement, tier, plan }, watchdog);
+      // The checks' own timeouts come on top of the budget: the user gave each one its time.
+      const checksMs = launch.checks.reduce((sum, check) => sum + check.timeout_ms + 2 * this.graceMs, 0);
+      const watchdog = new AfterRunWatchdog(process.env, checksMs);
+      const after = this.afterRun({ result, translator, launch, placement, tier, plan, env, adapter }, watchdog);
       // Each phase has its own budget; this outer one also bounds the small steps between phases.
-      return await this.finalize(await withinBudget(after, concludeBudgetMs(), () => watchdog.current));
+      return await this.finalize(await withinBudget(after, concludeBudgetMs() + checksMs, () => watchdog.current));
     } catch (err) {
       if (!(err instanceof PhaseTimeout)) throw err;
       return this.concludeHung(result, err);
@@ -275,8 +280,8 @@ class TaskRun {
    * not; `[sandbox] mode = "required"` on a machine without it throws, and the task fails before the agent starts.
    * Its record reaches state.json with the `running` update (no write of its own).
    */
-  private async confine(plan: SpawnPlan, env: NodeJS.ProcessEnv, launch: LaunchSpec, adapter: AgentAdapter, placement: Placement): Promise<PreparedSandbox> {
-    this.sandbox = await prepareSandbox({
+  private async confine(plan: SpawnPlan, env: NodeJS.ProcessEnv, launch: LaunchSpec, adapter: AgentAdapter, placement: Placement, forAgent = true): Promise<PreparedSandbox> {
+    const sandbox = await prepareSandbox({
       settings: launch.sandbox,
       plan,
       env,
@@ -286,14 +291,19 @@ class TaskRun {
       worktree: placement.worktree?.path,
       gitRoot: placement.gitRoot,
       paths: this.paths,
-      ...(launch.transport === 'acp' && adapter.acp?.cannotBeSandboxed ? { cannotBeSandboxed: adapter.acp.cannotBeSandboxed } : {}),
+      // That reason is the agent's (its own sandbox cannot nest in ours): a check is confined all the same.
+      ...(forAgent && launch.transport === 'acp' && adapter.acp?.cannotBeSandboxed ? { cannotBeSandboxed: adapter.acp.cannotBeSandboxed } : {}),
+      ...(forAgent ? {} : { check: true }),
     });
-    placement.findings.push(...this.sandbox.findings);
-    return this.sandbox;
+    // A check's sandbox repeats the agent's findings (not sandboxed, and why): recorded once, for the agent.
+    if (!forAgent) return sandbox;
+    this.sandbox = sandbox;
+    placement.findings.push(...sandbox.findings);
+    return sandbox;
   }
 
   /** Everything between the agent's end and its conclusion, each phase under the watchdog's budget for it. */
-  private async afterRun({ result, translator, launch, placement, tier, plan }: AfterRun, watchdog: AfterRunWatchdog): Promise<Conclusion> {
+  private async afterRun({ result, translator, launch, placement, tier, plan, env, adapter }: AfterRun, watchdog: AfterRunWatchdog): Promise<Conclusion> {
     // A conclusion can take minutes (git over a huge change): watch shows "concluding…" with the time since this.
     await this.state.update({ concluding_since: new Date().toISOString() }).catch(() => undefined);
     const phase = <T>(name: AfterRunPhase, work: () => Promise<T>) => {
@@ -310,8 +320,10 @@ class TaskRun {
     } catch (err) {
       this.log(`translator end() threw: ${describeError(err)}`);
     }
+    const checks = await phase('checks', () => this.runTaskChecks(launch, placement, env, adapter));
     await this.state.update({ phase: 'reading the report' });
     return concludeRun({
+      checks,
       id: this.id,
       paths: this.paths,
       launch,
@@ -323,6 +335,28 @@ class TaskRun {
       translatorFinished: this.events.translatorFinished,
       state: this.state,
       watch: phase,
+    });
+  }
+
+  /**
+   * The task's checks (checks.ts), in the worktree (the workspace in place), each inside the task's sandbox as the
+   * agent was (a read-only task's check runs read-only), with a `progress` event as each starts and ends.
+   */
+  private runTaskChecks(launch: LaunchSpec, placement: Placement, env: NodeJS.ProcessEnv, adapter: AgentAdapter): Promise<CheckResult[]> {
+    const cwd = placement.worktree?.path ?? placement.workspace;
+    return runChecks({
+      checks: launch.checks,
+      cwd,
+      env,
+      taskDir: this.paths.dir,
+      graceMs: this.graceMs,
+      signal: this.cancel.signal,
+      confine: async (checkPlan) => {
+        const sandbox = await this.confine({ ...checkPlan, cwd }, env, launch, adapter, placement, false);
+        return { plan: sandbox.wrap(), finish: async () => void placement.findings.push(...(await sandbox.finish().catch(() => []))) };
+      },
+      onStart: (check, index) => this.events.append({ type: 'progress', message: `check ${index + 1}/${launch.checks.length} "${check.name}" started: ${check.command}` }),
+      onEnd: (check, index) => this.events.append({ type: 'progress', message: `check ${index + 1}/${launch.checks.length} "${check.name}" ${checkPassed(check) ? 'passed' : `failed (${check.error ?? `exit code ${check.exit_code}`})`} in ${check.duration_ms} ms` }),
     });
   }
 

@@ -34,6 +34,11 @@ export interface SandboxRequest {
   paths: Pick<TaskPaths, 'root' | 'dir'>;
   /** Why this agent cannot run inside the sandbox at all (its adapter says so), when it cannot. */
   cannotBeSandboxed?: string;
+  /**
+   * Not the agent but a check Caesar runs after it (run/checks.ts): whatever it writes into its view of the task
+   * folder is discarded, never taken back as the agent's report.
+   */
+  check?: boolean;
 }
 
 export interface PreparedSandbox {
@@ -117,7 +122,9 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
   };
   return { wrap, record: { confined: true }, findings: [], finish: async () => {
       await fs.rm(emptyFile, { force: true });
-      return takeBackReport(taskDir, taskView, shown);
+      if (!request.check) return takeBackReport(taskDir, taskView, shown);
+      await fs.rm(taskView, { recursive: true, force: true });
+      return [];
     } };
 }
 

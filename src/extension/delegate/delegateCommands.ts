@@ -223,6 +223,7 @@ function presetOf(arg: unknown): DelegatePreset | undefined {
   }
   if (o.customize === true) preset.customize = true;
   if (Array.isArray(o.agents)) preset.agents = o.agents.filter((a): a is string => typeof a === 'string');
+  if (Array.isArray(o.checks)) preset.checks = o.checks.filter((c): c is string => typeof c === 'string' && c.trim() !== '');
   return preset;
 }
 
@@ -236,6 +237,7 @@ function requestOf(p: DelegatePreset): DelegateTaskRequest {
     ...(p.model ? { model: p.model } : {}),
     ...(p.context ? { context: p.context } : {}),
     ...(p.transport ? { transport: p.transport } : {}),
+    ...(p.checks?.length ? { checks: p.checks } : {}),
   };
 }
 

@@ -26,6 +26,8 @@ export interface DelegatePreset {
   context?: string;
   /** stream or acp; absent: the agent's configured transport. Only from command arguments (no step asks for it). */
   transport?: TransportName;
+  /** Shell commands Caesar runs as checks after the agent (like `caesar run --check`). Only from command arguments. */
+  checks?: string[];
   /** Go through mode, isolation, network and model after the agent (as the gear button does). */
   customize?: boolean;
 }
@@ -178,6 +180,7 @@ export class DelegateFlow extends Disposable {
       ...(model !== undefined && model !== target.model ? { model } : {}),
       ...(preset.context ? { context: preset.context } : {}),
       ...(preset.transport ? { transport: preset.transport } : {}),
+      ...(preset.checks?.length ? { checks: preset.checks } : {}),
     };
     return { request, target };
   }

@@ -1,4 +1,4 @@
-import { isSafeId } from '../../protocol';
+import { checksSuffix, isSafeId } from '../../protocol';
 import { TaskStore, isActive, type TaskSummary } from '../../engine/tasks';
 import { formatJob } from '../../common/format';
 import { pendingQuestionsOf, reportSummaryOf } from './results';
@@ -13,6 +13,10 @@ export interface TaskOutcome {
   /** The Slurm job that runs the task, with its queue state while active ("Slurm job 42 (PENDING: Priority)"). */
   job?: string;
   error?: string;
+  /** Finished with checks: true when one Caesar ran itself failed (the agent may still have said it succeeded). */
+  checks_failed?: boolean;
+  /** The status as people read it: "succeeded · checks failed" when a check failed. */
+  status_label?: string;
   pending_questions?: ReturnType<typeof pendingQuestionsOf>;
   report?: ReturnType<typeof reportSummaryOf>;
   message?: string;
@@ -37,6 +41,8 @@ export function outcomeOf(id: string, summary: TaskSummary | undefined): TaskOut
   return {
     ...base,
     pending: false,
+    ...(state.checks ? { checks_failed: state.checks.failed > 0 } : {}),
+    status_label: `${summary.observed}${checksSuffix(state)}`,
     report: reportSummaryOf(summary),
     ...(summary.observed === 'lost' ? { message: 'Its supervisor died without concluding; `caesar gc` concludes it. Any worktree is kept for review.' } : {}),
   };

@@ -54,5 +54,8 @@ export function reportSummaryOf(summary: TaskSummary): Record<string, unknown> |
     next_steps: report.next_steps,
     files: result.diff?.files ?? [],
     ...(result.usage ? { usage: result.usage } : {}),
+    // What the agent says it ran (its claim) beside what Caesar observed running the checks itself.
+    ...(report.commands_run.length ? { commands_claimed: report.commands_run.map((c) => ({ command: c.command, exit_code: c.exit_code ?? null })) } : {}),
+    ...(result.checks?.length ? { checks: result.checks } : {}),
   };
 }

@@ -32,6 +32,11 @@ export const ReportSummaryShape = z
     next_steps: z.array(z.string()),
     files: z.array(FileChangeShape),
     usage: z.record(z.string(), z.unknown()).optional(),
+    commands_claimed: z.array(z.object({ command: z.string(), exit_code: z.number().nullable() })).optional().describe('What the agent says it ran: its claim, not verified.'),
+    checks: z
+      .array(z.object({ name: z.string(), command: z.string(), exit_code: z.number().nullable(), duration_ms: z.number(), output_tail: z.string() }).loose())
+      .optional()
+      .describe('The checks Caesar ran itself after the agent ended: observed exit codes and the end of their output.'),
   })
   .describe('The reconciled report: the agent\'s claims checked against git.');
 
@@ -45,6 +50,8 @@ export const TaskOutcomeShape = z.object({
   phase: z.string().optional(),
   job: z.string().optional().describe('The Slurm job that runs the task, with its queue state while active, e.g. "Slurm job 42 (PENDING: Priority)"'),
   error: z.string().optional(),
+  checks_failed: z.boolean().optional().describe('true when a check Caesar ran itself failed, whatever the agent said'),
+  status_label: z.string().optional().describe('The status as shown to people, e.g. "succeeded · checks failed"'),
   pending_questions: z.array(QuestionShape).optional(),
   report: ReportSummaryShape.nullable().optional(),
   message: z.string().optional(),

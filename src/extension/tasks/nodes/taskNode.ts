@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { isActive, reviewOutcome, type TaskSummary } from '../../../engine/tasks';
-import type { ObservedStatus } from '../../../protocol';
+import { checksSuffix, type ObservedStatus } from '../../../protocol';
 import { formatJob } from '../../../common/format';
 import { formatDuration, formatUsage } from '../format';
 import { shortTitle } from '../titles';
@@ -37,6 +37,7 @@ export class TaskNode {
     let [icon, color] = STATUS_ICONS[summary.observed];
     const outcome = reviewOutcome(summary);
     if (needsInput) [icon, color] = ['question', 'charts.yellow'];
+    else if (checksSuffix(state)) [icon, color] = ['warning', 'testing.iconFailed'];
     else if (silent) color = 'editorWarning.foreground';
     else if (outcome === 'discarded') [icon, color] = ['trash', 'disabledForeground'];
     item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
@@ -70,6 +71,7 @@ function tooltipOf(summary: TaskSummary, active: boolean): vscode.MarkdownString
   if (summary.job) tip.appendText(`\n${formatJob(summary.job)}`);
   if (state.error) tip.appendText(`\n${state.error}`);
   if (summary.result) tip.appendText(`\n${summary.result.report.status}: ${summary.result.report.summary}`);
+  for (const check of summary.result?.checks ?? []) tip.appendText(`\ncheck ${check.name}: ${check.exit_code === 0 && !check.error ? 'passed' : `failed (${check.error ?? `exit ${check.exit_code}`})`}`);
   return tip;
 }
 
@@ -78,8 +80,9 @@ function statusWord(summary: TaskSummary, needsInput: boolean): string {
   if (reviewOutcome(summary) === 'discarded') return 'discarded';
   if (summary.observed === 'pending') return summary.state.phase ?? 'pending';
   if (summary.observed === 'queued') return `queued · ${formatJob(summary.job) ?? 'by Slurm'}`;
-  if (summary.observed === 'succeeded' && summary.result && summary.result.report.status !== 'success') return summary.result.report.status;
-  return summary.observed.replace('_', ' ');
+  if (summary.observed === 'succeeded' && summary.result && summary.result.report.status !== 'success') return summary.result.report.status + checksSuffix(summary.state);
+  // "succeeded · checks failed": the agent's verdict, then what Caesar observed running the checks itself.
+  return summary.observed.replace('_', ' ') + checksSuffix(summary.state);
 }
 
 function elapsedMs(summary: TaskSummary, now: number): number | undefined {

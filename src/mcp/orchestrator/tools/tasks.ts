@@ -44,6 +44,11 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
           .enum(LAUNCHER_KINDS)
           .optional()
           .describe('Where the task runs: local (a process on this machine) or slurm (a batch job of the configured cluster; caesar_await shows its queue state). Default from the configuration.'),
+        checks: z
+          .array(z.string().min(1))
+          .max(20)
+          .optional()
+          .describe('Shell commands Caesar itself runs in the task\'s workspace after the agent ends, e.g. "npm test": their exit codes (not the agent\'s word) decide "checks failed" in caesar_await. Run after any configured [[check]].'),
       },
       outputSchema: {
         task_id: z.string(),
@@ -60,6 +65,7 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
         workspace: z.string(),
         channel: z.boolean(),
         launcher: z.string(),
+        checks: z.array(z.object({ name: z.string(), command: z.string(), timeout_ms: z.number() })),
         job_id: z.string().optional(),
         warnings: z.array(z.string()),
         skipped: z.array(z.object({ agent: z.string(), reason: z.string() })),
@@ -87,6 +93,7 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
             workspace: launch.workspace,
             channel: launch.channel,
             launcher: launch.launcher.kind,
+            checks: launch.checks,
             ...(delegated.jobId ? { job_id: delegated.jobId } : {}),
             warnings: delegated.warnings,
             skipped: delegated.skipped,
@@ -144,7 +151,7 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
         const questions = running.reduce((n, o) => n + (o.pending_questions?.length ?? 0), 0);
         const text = running.length
           ? `${outcomes.length - running.length}/${outcomes.length} finished; still running: ${running.map((o) => o.task_id).join(', ')}${questions ? ` (${questions} question(s) to answer with caesar_answer)` : ''}.`
-          : outcomes.map((o) => `${o.task_id}: ${o.status}${o.report ? ` — ${o.report.status}: ${o.report.summary}` : ''}`).join('\n');
+          : outcomes.map((o) => `${o.task_id}: ${o.status_label ?? o.status}${o.report ? ` — ${o.report.status}: ${o.report.summary}` : ''}`).join('\n');
         return ok({ tasks, all_finished: running.length === 0 }, text);
       }),
   );
