@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { applyTaskById, discardTask, diffTask } from '../../src/engine/tasks';
 import { baseRefPin } from '../../src/engine/git/repository-watch';
-import { buildCli, git, makeRepo, runBuiltCli, startFixture, waitForFinished, type Finished } from '../engine/runtime/helpers';
+import { concludeLostTasks } from '../../src/engine/run/conclude';
+import { TaskStore } from '../../src/engine/store/store';
+import { buildCli, git, makeRepo, pidAlive, readFinished, runBuiltCli, startFixture, waitFor, waitForFinished, type Finished } from '../engine/runtime/helpers';
 
 /*
  * Issue 22, item 2: the repository is watched, not trusted. With the sandbox off (the suite's default), an agent
@@ -190,5 +192,28 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
     assert.equal(gc.code, 0, gc.stdout + gc.stderr);
     assert.equal(existsSync(done.state.worktree!), false, `gc collected the applied worktree: ${gc.stdout}`);
     assert.equal(refExists(r, baseRefPin(done.id)), false, 'gc removed the pin');
+  });
+
+  it('a task whose supervisor died: gc\'s conclusion compares the git dir with the snapshot the supervisor left', async () => {
+    const r = repo({ 'a.txt': 'one\n' });
+    const common = path.resolve(r, git(r, 'rev-parse', '--git-common-dir'));
+    const { id } = await startFixture(r, {}, {
+      agent: 'shell',
+      generic_agent: shellAgent('common=$(git rev-parse --git-common-dir)\necho "#!/bin/sh" > "$common/hooks/post-merge"\nsleep 30'),
+      objective: 'shell agent',
+    });
+    const store = new TaskStore(r);
+    const running = await waitFor('the hook planted', async () => {
+      const view = await store.get(id);
+      return view?.state.status === 'running' && existsSync(path.join(common, 'hooks', 'post-merge')) ? view : undefined;
+    });
+    process.kill(running.state.supervisor_pid!, 'SIGKILL');
+    await waitFor('supervisor dead', () => !pidAlive(running.state.supervisor_pid!) || undefined);
+    await concludeLostTasks(r, { dryRun: false });
+    const done = await readFinished(r, id);
+    assert.equal(done.state.status, 'failed');
+    assert.deepEqual(done.result.repository_changes, ['hooks/post-merge added']);
+    assert.ok(titles(done).includes('Repository changed during the task: hooks/post-merge added'));
+    assert.equal((await applyTaskById(r, id)).reason, 'repository_changed');
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { readRegularFileBounded } from '../../base/safe-read';
+import { readJsonFile } from '../store/atomic';
 import { gitText, runGit } from './git';
 import { defaultBranch } from './worktree';
 import type { Finding } from '../../protocol';
@@ -173,3 +174,15 @@ export async function repositoryChangeFindings(gitRoot: string, taskId: string, 
 
 const MAX_FINDINGS = 50;
 const MAX_LISTED = 1_000;
+
+/**
+ * The snapshot the supervisor wrote at the task's start, for gc's conclusion of a task whose supervisor died; undefined
+ * when absent or not of its shape. (The task folder is writable by an unsandboxed agent: this is the fallback path,
+ * the supervisor compares with the copy it kept in memory.)
+ */
+export async function readRepositorySnapshot(taskDir: string): Promise<RepositorySnapshot | undefined> {
+  const value = await readJsonFile(path.join(taskDir, REPOSITORY_SNAPSHOT_FILE), undefined, 64 * 1024 * 1024).catch(() => undefined);
+  const doc = value as Partial<RepositorySnapshot> | undefined;
+  const strings = (o: unknown) => typeof o === 'object' && o !== null && Object.values(o).every((v) => typeof v === 'string');
+  return doc && typeof doc.common_dir === 'string' && strings(doc.files) && strings(doc.refs) ? (doc as RepositorySnapshot) : undefined;
+}
