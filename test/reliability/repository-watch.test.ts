@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { applyTaskById, discardTask, diffTask } from '../../src/engine/tasks';
 import { baseRefPin } from '../../src/engine/git/repository-watch';
+import { call, serve, structured } from '../mcp/orchestrator-helpers';
 import { concludeLostTasks } from '../../src/engine/run/conclude';
 import { TaskStore } from '../../src/engine/store/store';
 import { buildCli, git, makeRepo, pidAlive, readFinished, runBuiltCli, startFixture, waitFor, waitForFinished, type Finished } from '../engine/runtime/helpers';
@@ -126,7 +127,7 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
     assert.ok(existsSync(path.join(common, 'hooks', 'pre-commit')), 'what the agent planted is reported, not removed');
   });
 
-  it('an agent that deletes refs/heads/main: a critical finding naming it, apply refuses', async () => {
+  it('an agent that deletes refs/heads/main: a critical finding naming it; MCP caesar_apply refuses until accept_repository_changes', async () => {
     const r = repo({ 'a.txt': 'one\n' });
     const before = git(r, 'rev-parse', 'HEAD');
     const done = await runShellTask(r, 'echo two >> a.txt\ngit update-ref -d refs/heads/main');
@@ -134,10 +135,18 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
     const change = `refs/heads/main deleted (was ${before.slice(0, 12)})`;
     assert.deepEqual(done.result.repository_changes, [change]);
     assert.deepEqual(titles(done), [`Repository changed during the task: ${change}`]);
-    const refused = await applyTaskById(r, done.id);
-    assert.equal(refused.reason, 'repository_changed');
-    const accepted = await applyTaskById(r, done.id, undefined, { acceptRepositoryChanges: true });
-    assert.equal(accepted.applied, true, accepted.message);
+    const served = await serve(r);
+    try {
+      const refused = structured(await call(served.client, 'caesar_apply', { task_id: done.id }));
+      assert.equal(refused.applied, false);
+      assert.equal(refused.reason, 'repository_changed');
+      assert.deepEqual(refused.repository_changes, [change]);
+      const accepted = structured(await call(served.client, 'caesar_apply', { task_id: done.id, accept_repository_changes: true }));
+      assert.equal(accepted.applied, true, String(accepted.message));
+    } finally {
+      await served.close();
+    }
+    assert.equal(readFileSync(path.join(r, 'a.txt'), 'utf8'), 'one\ntwo\n');
   });
 
   it('the pin: base_ref survives an expired reflog and gc --prune=now when nothing else reaches it; gc removes the pin with the worktree', async () => {
