@@ -191,16 +191,22 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
     assert.notEqual(spawnSync('git', ['cat-file', '-e', `${base}^{commit}`], { cwd: r }).status, 0, 'base is gone once unpinned');
   });
 
-  it('caesar gc removes the pin of the worktree it collects', async () => {
+  it('caesar gc removes the pin of the worktree it collects, and pins whose worktree is gone; keeps a kept task\'s', async () => {
     const r = repo({ 'a.txt': 'one\n' });
+    const kept = await runShellTask(r, 'echo kept > kept.txt');
     const done = await runShellTask(r, 'echo two >> a.txt');
     assert.ok(refExists(r, baseRefPin(done.id)));
+    const stale = baseRefPin('t_0123456789abcdef0123456789abcdef');
+    git(r, 'update-ref', stale, 'HEAD');
     const applied = await applyTaskById(r, done.id);
     assert.equal(applied.applied, true, applied.message);
     const gc = await runBuiltCli(['gc'], r, 60_000);
     assert.equal(gc.code, 0, gc.stdout + gc.stderr);
     assert.equal(existsSync(done.state.worktree!), false, `gc collected the applied worktree: ${gc.stdout}`);
     assert.equal(refExists(r, baseRefPin(done.id)), false, 'gc removed the pin');
+    assert.equal(refExists(r, stale), false, 'a pin without its worktree is swept');
+    assert.ok(existsSync(kept.state.worktree!), 'unapplied work is kept');
+    assert.ok(refExists(r, baseRefPin(kept.id)), 'and so is its pin');
   });
 
   it('a task whose supervisor died: gc\'s conclusion compares the git dir with the snapshot the supervisor left', async () => {

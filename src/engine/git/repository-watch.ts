@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { readRegularFileBounded } from '../../base/safe-read';
 import { readJsonFile } from '../store/atomic';
 import { gitText, runGit } from './git';
-import { defaultBranch } from './worktree';
-import type { Finding } from '../../protocol';
+import { defaultBranch, worktreePath } from './worktree';
+import { isSafeId, type Finding } from '../../protocol';
 
 /*
  * The repository is watched, not trusted (issue 22): an agent running without a sandbox (macOS, `mode = "off"`) can
@@ -185,4 +185,20 @@ export async function readRepositorySnapshot(taskDir: string): Promise<Repositor
   const doc = value as Partial<RepositorySnapshot> | undefined;
   const strings = (o: unknown) => typeof o === 'object' && o !== null && Object.values(o).every((v) => typeof v === 'string');
   return doc && typeof doc.common_dir === 'string' && strings(doc.files) && strings(doc.refs) ? (doc as RepositorySnapshot) : undefined;
+}
+
+/**
+ * Drops pins whose worktree folder is gone (removed by hand, or by a Caesar older than the pins): gc's sweep. A pin is
+ * made only once its worktree exists, so a pin without one guards nothing any more.
+ */
+export async function dropStalePins(gitRoot: string): Promise<string[]> {
+  const listing = await runGit(['for-each-ref', '--format=%(refname)', 'refs/caesar/base/'], { cwd: gitRoot });
+  const dropped: string[] = [];
+  for (const ref of listing.stdout.toString('utf8').split('\n').filter(Boolean)) {
+    const id = ref.slice('refs/caesar/base/'.length);
+    if (!isSafeId(id) || existsSync(worktreePath(gitRoot, id))) continue;
+    await unpinBaseRef(gitRoot, id);
+    dropped.push(id);
+  }
+  return dropped;
 }
