@@ -17,8 +17,6 @@ import { isSafeId, type Finding } from '../../protocol';
  * file over the limit by its size, so a planted /dev/zero or FIFO costs nothing.
  */
 
-export const REPOSITORY_SNAPSHOT_FILE = 'repository-snapshot.json';
-
 /** What a task's start saw of its repository's shared git dir. */
 export interface RepositorySnapshot {
   /** realpath of the common git dir. */
@@ -180,8 +178,8 @@ const MAX_LISTED = 1_000;
  * when absent or not of its shape. (The task folder is writable by an unsandboxed agent: this is the fallback path,
  * the supervisor compares with the copy it kept in memory.)
  */
-export async function readRepositorySnapshot(taskDir: string): Promise<RepositorySnapshot | undefined> {
-  const value = await readJsonFile(path.join(taskDir, REPOSITORY_SNAPSHOT_FILE), undefined, 64 * 1024 * 1024).catch(() => undefined);
+export async function readRepositorySnapshot(file: string): Promise<RepositorySnapshot | undefined> {
+  const value = await readJsonFile(file, undefined, 64 * 1024 * 1024).catch(() => undefined);
   const doc = value as Partial<RepositorySnapshot> | undefined;
   const strings = (o: unknown) => typeof o === 'object' && o !== null && Object.values(o).every((v) => typeof v === 'string');
   return doc && typeof doc.common_dir === 'string' && strings(doc.files) && strings(doc.refs) ? (doc as RepositorySnapshot) : undefined;

@@ -117,7 +117,7 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
 /** The supervisor's check of the shared git dir, done here from the snapshot it left (a worktree task only). */
 async function repositoryWatchOf(paths: TaskPaths, state: TaskState): Promise<{ changes: string[]; findings: Report['findings'] } | undefined> {
   if (!state.worktree) return undefined;
-  const before = await readRepositorySnapshot(paths.dir);
+  const before = await readRepositorySnapshot(paths.repositorySnapshot);
   const gitRoot = before ? await gitToplevel(state.workspace) : undefined;
   if (!before || !gitRoot) return undefined;
   return repositoryChangeFindings(gitRoot, state.id, before).catch((err: unknown) => ({

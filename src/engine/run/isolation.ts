@@ -11,7 +11,7 @@ import { detectWorkshop, materialize, workshopFinding } from '../git/workshop';
 import { createWorktree, defaultBranch, recordWorktreeOwner, worktreeIgnoreFinding } from '../git/worktree';
 import { refillPool, takeWarmWorktree } from '../git/worktree-pool';
 import { acquireWorkspaceWriter, type WriterLease } from '../store/writer-lock';
-import { REPOSITORY_SNAPSHOT_FILE, pinBaseRef, takeRepositorySnapshot, type RepositorySnapshot } from '../git/repository-watch';
+import { pinBaseRef, takeRepositorySnapshot, type RepositorySnapshot } from '../git/repository-watch';
 import { taskPaths } from '../../protocol';
 import { writeJsonAtomic } from '../../base/atomic';
 
@@ -178,7 +178,7 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
 /** The shared git dir as the task starts, kept in the task folder too (gc concludes a task whose supervisor died). */
 async function watchRepository(gitRoot: string, ctx: PrepareContext): Promise<RepositorySnapshot> {
   const snapshot = await takeRepositorySnapshot(gitRoot, ctx.id);
-  await writeJsonAtomic(path.join(taskPaths(ctx.root, ctx.id).dir, REPOSITORY_SNAPSHOT_FILE), snapshot);
+  await writeJsonAtomic(taskPaths(ctx.root, ctx.id).repositorySnapshot, snapshot);
   return snapshot;
 }
 
