@@ -129,7 +129,7 @@ export function repositoryChanges(before: RepositorySnapshot, after: RepositoryS
     const was = before.files[name];
     const now = after.files[name];
     if (was === now) continue;
-    changes.push(`${name} ${was === undefined ? 'added' : now === undefined ? 'deleted' : 'changed'}`);
+    changes.push(`${shown(name)} ${was === undefined ? 'added' : now === undefined ? 'deleted' : 'changed'}`);
   }
   const ownPin = baseRefPin(taskId);
   for (const name of union(before.refs, after.refs)) {
@@ -143,6 +143,11 @@ export function repositoryChanges(before: RepositorySnapshot, after: RepositoryS
     else changes.push(`${name} moved from ${short(was)} to ${short(now)}`);
   }
   return changes;
+}
+
+/** A planted file's name as text that is safe to print: quoted (JSON) when it holds anything but printable ASCII. */
+function shown(name: string): string {
+  return /^[\x21-\x7e]+$/.test(name) ? name : JSON.stringify(name);
 }
 
 function union(a: Record<string, string>, b: Record<string, string>): string[] {

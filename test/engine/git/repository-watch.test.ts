@@ -57,3 +57,17 @@ describe('engine/git/repository-watch: the shared git dir snapshot', () => {
     assert.deepEqual(Object.keys(snapshot.refs), ['refs/heads/main']);
   });
 });
+
+describe('engine/git/repository-watch: names a planted file safely', () => {
+  it('a hook whose name holds an escape sequence and a space is named quoted', async () => {
+    const r = makeRepo();
+    try {
+      const before = await takeRepositorySnapshot(r, 't_a');
+      writeFileSync(path.join(r, '.git/hooks', 'evil \u001b[2Jname'), '#!/bin/sh\n');
+      const changes = repositoryChanges(before, await takeRepositorySnapshot(r, 't_a'), 't_a');
+      assert.deepEqual(changes, ['"hooks/evil \\u001b[2Jname" added']);
+    } finally {
+      rmSync(r, { recursive: true, force: true });
+    }
+  });
+});
