@@ -135,6 +135,7 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
   // The watch's snapshot follows the pin, so the pin is part of what must stay as it was.
   await pinBaseRef(gitRoot!, ctx.id, worktree.base_ref);
   const watching = watchRepository(gitRoot!, ctx);
+  watching.catch(() => undefined); // a failure becomes a finding below, never an unhandled rejection if a step between throws
   await phase;
   await ctx.state.update({ isolation: 'worktree', worktree: worktree.path, branch: worktree.branch, base_ref: worktree.base_ref });
   const suggested = await suggestion;
