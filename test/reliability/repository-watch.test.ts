@@ -96,7 +96,7 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
     const moved = git(r, 'rev-parse', 'refs/heads/feature');
     assert.notEqual(moved, before, 'control: the agent did move the branch');
     const expected = [
-      'config changed',
+      'config changed: + core.editor=planted-editor',
       'hooks/post-checkout added',
       'hooks/pre-commit added',
       'info/attributes added',

@@ -25,6 +25,8 @@ export interface RepositorySnapshot {
   files: Record<string, string>;
   /** Ref name → object id, for every ref but Caesar's task branches. */
   refs: Record<string, string>;
+  /** The shared `config`'s entries (`section.key=value`), to say what changed in it; absent when it is not readable. */
+  config_entries?: string[];
 }
 
 /** The ref that keeps a task's base_ref reachable, whatever happens to its branch or the user's: no prune takes it. */
@@ -51,8 +53,8 @@ const MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 export async function takeRepositorySnapshot(gitRoot: string, taskId: string): Promise<RepositorySnapshot> {
   const common = await fs.realpath(path.resolve(gitRoot, await gitText(['rev-parse', '--git-common-dir'], gitRoot)));
-  const [files, refs] = await Promise.all([watchedFiles(common), watchedRefs(gitRoot, taskId)]);
-  return { common_dir: common, files, refs };
+  const [files, refs, config] = await Promise.all([watchedFiles(common), watchedRefs(gitRoot, taskId), configEntries(path.join(common, 'config'))]);
+  return { common_dir: common, files, refs, ...(config ? { config_entries: config } : {}) };
 }
 
 async function watchedFiles(common: string): Promise<Record<string, string>> {
@@ -100,6 +102,37 @@ async function entryDigest(file: string): Promise<string | undefined> {
   return `sha256:${createHash('sha256').update(content).digest('hex')}:${mode}`;
 }
 
+/** Bounded, never following a link: what a finding quotes; the digest above is what decides that it changed. */
+async function configEntries(file: string): Promise<string[] | undefined> {
+  const text = await readRegularFileBounded(file, MAX_CONFIG_BYTES).then((b) => b.toString('utf8')).catch(() => undefined);
+  return text === undefined ? undefined : parseConfigEntries(text);
+}
+
+const MAX_CONFIG_BYTES = 256 * 1024;
+
+/**
+ * git-config's syntax, enough to name an entry (`core.editor=vi`, `filter.x.clean=…`): sections `[a]`, `[a "b"]`,
+ * `[a.b]`, a key on the header's line, comments. Quoting and continuation lines are kept as written: the entry is
+ * shown to a person, never used.
+ */
+export function parseConfigEntries(text: string): string[] {
+  const entries: string[] = [];
+  let section = '';
+  for (const raw of text.split('\n')) {
+    let line = raw.trim();
+    const header = /^\[([^\]"\s]+)(?:\s+"((?:[^"\\]|\\.)*)")?\]/.exec(line);
+    if (header) {
+      section = header[2] !== undefined ? `${header[1]!.toLowerCase()}.${header[2]}` : header[1]!.toLowerCase();
+      line = line.slice(header[0].length).trim();
+    }
+    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
+    const equals = line.indexOf('=');
+    const key = (equals < 0 ? line : line.slice(0, equals)).trim().toLowerCase();
+    entries.push(equals < 0 ? `${section}.${key}` : `${section}.${key}=${line.slice(equals + 1).trim()}`);
+  }
+  return entries;
+}
+
 /**
  * Every ref with its object id, but the task branches `refs/heads/caesar/*`: this task's agent commits on its own,
  * and other tasks create, move and delete theirs while this one runs. Their pins stay: a pin never moves.
@@ -129,7 +162,8 @@ export function repositoryChanges(before: RepositorySnapshot, after: RepositoryS
     const was = before.files[name];
     const now = after.files[name];
     if (was === now) continue;
-    changes.push(`${shown(name)} ${was === undefined ? 'added' : now === undefined ? 'deleted' : 'changed'}`);
+    const what = was === undefined ? 'added' : now === undefined ? 'deleted' : 'changed';
+    changes.push(`${shown(name)} ${what}${name === 'config' && what === 'changed' ? configDelta(before.config_entries, after.config_entries) : ''}`);
   }
   const ownPin = baseRefPin(taskId);
   for (const name of union(before.refs, after.refs)) {
@@ -143,6 +177,22 @@ export function repositoryChanges(before: RepositorySnapshot, after: RepositoryS
     else changes.push(`${name} moved from ${short(was)} to ${short(now)}`);
   }
   return changes;
+}
+
+/** `: + core.editor=x, - core.bare=false` (at most 5, each at most 120 characters), or '' when either side is unknown. */
+function configDelta(was: string[] | undefined, now: string[] | undefined): string {
+  if (!was || !now) return '';
+  const before = new Set(was);
+  const after = new Set(now);
+  const delta = [...now.filter((e) => !before.has(e)).map((e) => `+ ${e}`), ...was.filter((e) => !after.has(e)).map((e) => `- ${e}`)];
+  if (!delta.length) return '';
+  const listed = delta.slice(0, 5).map((e) => escaped(e.length > 120 ? `${e.slice(0, 120)}...` : e));
+  return `: ${listed.join(', ')}${delta.length > 5 ? `, … ${delta.length - 5} more` : ''}`;
+}
+
+/** Printable ASCII as it is, anything else (an escape sequence, a newline) as its JSON escape. */
+function escaped(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
 
 /** A planted file's name as text that is safe to print: quoted (JSON) when it holds anything but printable ASCII. */

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { baseRefPin, repositoryChanges, takeRepositorySnapshot, type RepositorySnapshot } from '../../../src/engine/git/repository-watch';
+import { baseRefPin, parseConfigEntries, repositoryChanges, takeRepositorySnapshot, type RepositorySnapshot } from '../../../src/engine/git/repository-watch';
 import { git, makeRepo } from '../runtime/helpers';
 
 /** The repository watch's snapshot (issue 22, item 2) on real repositories: what it reads, what it refuses to. */
@@ -37,6 +37,25 @@ describe('engine/git/repository-watch: the shared git dir snapshot', () => {
     assert.equal(snapshot.files['config.worktree'], 'symlink:/dev/zero');
     assert.equal(snapshot.files['info/many/…'], 'more entries than read');
     assert.ok(Object.keys(snapshot.files).length <= 2_010, String(Object.keys(snapshot.files).length));
+  });
+
+  it('names what changed in the shared config: an entry added, one removed, an escape sequence escaped', async () => {
+    const r = repo();
+    const before = await takeRepositorySnapshot(r, 't_a');
+    git(r, 'config', 'filter.planted.clean', 'run-me \u001b[2J');
+    git(r, 'config', '--unset', 'commit.gpgsign');
+    assert.deepEqual(repositoryChanges(before, await takeRepositorySnapshot(r, 't_a'), 't_a'), [
+      'config changed: + filter.planted.clean=run-me \\u001b[2J, - commit.gpgsign=false',
+    ]);
+  });
+
+  it('parses git-config syntax enough to name entries', () => {
+    assert.deepEqual(parseConfigEntries('[core]\n\tbare = false\n# c\n[remote "origin"]\n url = x\n[Alias.Sub] st\n; c\n[a] k = v\n'), [
+      'core.bare=false',
+      'remote.origin.url=x',
+      'alias.sub.st',
+      'a.k=v',
+    ]);
   });
 
   it('task branches are not watched; other tasks\' pins only for a move; this task\'s pin must stay', () => {
