@@ -52,6 +52,8 @@ export const TASK_FILES = {
   launcher: 'launcher.json',
   /** The batch script a job system runs: `caesar supervise <taskDir>`. Written by delegate() before submitting. */
   jobScript: 'job.sh',
+  /** The shared git dir as a worktree task started (engine/git/repository-watch.ts). Single writer: the supervisor. */
+  repositorySnapshot: 'repository-snapshot.json',
 } as const;
 
 export interface TaskPaths {
@@ -78,6 +80,7 @@ export interface TaskPaths {
   channelReport: string;
   launcher: string;
   jobScript: string;
+  repositorySnapshot: string;
 }
 
 export function tasksDir(root: string): string {
@@ -121,6 +124,7 @@ export function taskPaths(root: string, id: string): TaskPaths {
     channelReport: at(TASK_FILES.channelReport),
     launcher: at(TASK_FILES.launcher),
     jobScript: at(TASK_FILES.jobScript),
+    repositorySnapshot: at(TASK_FILES.repositorySnapshot),
   };
 }
 

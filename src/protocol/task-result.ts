@@ -49,6 +49,11 @@ export const ResultDocSchema = z.object({
   usage: UsageSchema.optional(),
   /** The diff's files (at most 1,000 listed: the rest is counted in files_total, the diff itself is whole in git). */
   diff: z.object({ files: z.array(FileChangeSchema), is_empty: z.boolean(), files_total: z.number().int().nonnegative().optional() }).optional(),
+  /**
+   * What changed in the shared git dir during the task (hooks, config, info/, refs), one named line each; present
+   * (possibly empty) when the repository was watched. Apply refuses a non-empty list until the user accepts it.
+   */
+  repository_changes: z.array(z.string()).optional(),
   /** How many changes and findings the report had when its lists were cut (result-caps.ts); absent when whole. */
   changes_total: z.number().int().nonnegative().optional(),
   findings_total: z.number().int().nonnegative().optional(),

@@ -23,8 +23,9 @@ export function registerReview(program: Command, io: CliIo): void {
       .command('apply')
       .description("Apply a worktree task's changes to your workspace, all or nothing (your uncommitted edits stay)")
       .argument('<id>', 'task id')
-      .option('--files <list>', 'only these repository-relative paths (comma-separated)', splitList),
-  ).action((id: string, opts: CommonOptions & { files?: string[] }) => apply(io, id, opts));
+      .option('--files <list>', 'only these repository-relative paths (comma-separated)', splitList)
+      .option('--accept-repository-changes', "apply although the repository's git dir (hooks, config, info/, refs) changed during the task"),
+  ).action((id: string, opts: ApplyOptions) => apply(io, id, opts));
 
   addCommonOptions(
     program.command('discard').description("Remove a finished task's worktree and branch (its task record stays)").argument('<id>', 'task id'),
@@ -134,14 +135,21 @@ function cappedFileLines(files: readonly FileChange[], total: number, style: Sty
   return lines;
 }
 
-async function apply(io: CliIo, id: string, opts: CommonOptions & { files?: string[] }): Promise<void> {
+type ApplyOptions = CommonOptions & { files?: string[]; acceptRepositoryChanges?: boolean };
+
+async function apply(io: CliIo, id: string, opts: ApplyOptions): Promise<void> {
   const store = storeFor(io, opts);
   const view = await requireTask(store, id);
   if (isActive(view.observed)) {
     throw new ExitCode(1, `Task ${id} is still ${view.observed}: wait for it to finish (caesar watch ${id}) or cancel it first.`);
   }
   if (opts.files?.length && !hasNoWorktree(view) && existsSync(view.state.worktree!)) await assertFilesInDiff(view, opts.files);
-  const outcome = await applyTask({ root: store.root, state: view.state, ...(opts.files?.length ? { files: opts.files } : {}) });
+  const outcome = await applyTask({
+    root: store.root,
+    state: view.state,
+    ...(opts.files?.length ? { files: opts.files } : {}),
+    ...(opts.acceptRepositoryChanges ? { acceptRepositoryChanges: true } : {}),
+  });
   if (opts.json) printJson(io, { task_id: id, ...outcome });
   else if (outcome.applied) {
     const listed = outcome.files.slice(0, DIFF_MAX_FILES_SHOWN).map((f) => `  ${termSafe(f)}`);

@@ -7,7 +7,7 @@ import { readJsonFile } from '../store/atomic';
 import { writeJsonAtomic } from '../../base/atomic';
 import { gitText, gitToplevel, runGit } from './git';
 import { worktreeDiff, type DiffResult } from './reconcile';
-import { AppliedDocSchema, type AppliedDoc } from '../../protocol';
+import { AppliedDocSchema, MAX_BYTES, ResultDocSchema, type AppliedDoc } from '../../protocol';
 import { ACTIVE_STATUSES, type DiscardedDoc, type TaskState } from '../../protocol';
 import { removeWorktree } from './worktree';
 import { partialDigest, tooLargeNote } from './large-files';
@@ -45,7 +45,9 @@ export type ApplyFailure =
   /** Writing failed (disk full...): nothing was applied, whatever had been touched was restored. */
   | 'write_failed'
   /** An interrupted apply could not be finished or rolled back yet; its journal stays. */
-  | 'interrupted';
+  | 'interrupted'
+  /** The shared git dir changed during the task (result.json's repository_changes) and the user has not accepted it. */
+  | 'repository_changed';
 
 export interface ApplyOutcome {
   applied: boolean;
@@ -61,6 +63,8 @@ export interface ApplyOutcome {
   patch_digest?: string;
   /** An interrupted earlier apply this call finished or rolled back first. */
   recovered?: RecoveryReport;
+  /** With reason `repository_changed`: what changed in the shared git dir during the task. */
+  repository_changes?: string[];
 }
 
 /** A task is active while pending/running with a supervisor that may still be alive (no pid proves nothing). */
@@ -83,7 +87,7 @@ export function isTaskActive(state: Pick<TaskState, 'status' | 'supervisor_pid'>
  *    power loss or a full disk leaves the checkout as before or as applied, never half-way, and an interrupted
  *    earlier apply is finished or rolled back first (`recovered` says which).
  */
-export async function applyTask(options: { root: string; state: TaskState; files?: string[] }): Promise<ApplyOutcome> {
+export async function applyTask(options: { root: string; state: TaskState; files?: string[]; acceptRepositoryChanges?: boolean }): Promise<ApplyOutcome> {
   const { root, state } = options;
   if (!state.worktree || !state.base_ref) {
     return { applied: false, reason: 'no_worktree', files: [], conflicts: [], message: `Task ${state.id} did not run in a worktree: its changes are already in the workspace; there is nothing to apply.` };
@@ -97,6 +101,8 @@ export async function applyTask(options: { root: string; state: TaskState; files
     // The agent is still writing: a diff taken now is a moving snapshot, not the result the user reviews.
     return { applied: false, reason: 'active', files: [], conflicts: [], message: `Task ${state.id} is still ${state.status}; wait for it to finish (or cancel it) before applying.` };
   }
+  const changed = options.acceptRepositoryChanges ? undefined : await unacceptedRepositoryChanges(root, state.id);
+  if (changed) return repositoryChangedRefusal(state.id, changed);
   const target = await applyTarget(state);
   // One apply at a time per checkout: a second one waits, then checks against what the first one left.
   let lock: ApplyLock;
@@ -116,6 +122,34 @@ export async function applyTask(options: { root: string; state: TaskState; files
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * What the task's result says changed in the shared git dir (repository-watch.ts), when anything did. A result that
+ * cannot be read is no excuse to apply blind: it is reported as a change the user must accept too.
+ */
+async function unacceptedRepositoryChanges(root: string, id: string): Promise<string[] | undefined> {
+  let result;
+  try {
+    result = await readJsonFile(taskPaths(root, id).result, ResultDocSchema, MAX_BYTES.result);
+  } catch (error) {
+    return [`the task's result.json could not be read (${errorText(error)}), so the repository's changes are unknown`];
+  }
+  const changes = result?.repository_changes ?? [];
+  return changes.length ? changes : undefined;
+}
+
+function repositoryChangedRefusal(id: string, changes: string[]): ApplyOutcome {
+  return {
+    applied: false,
+    reason: 'repository_changed',
+    files: [],
+    conflicts: [],
+    repository_changes: changes,
+    message:
+      `Nothing was applied: the repository's shared git dir changed during task ${id}:\n${changes.map((c) => `  - ${c}`).join('\n')}\n` +
+      `Check these (a planted hook or config runs in your own git commands). To apply anyway: caesar apply ${id} --accept-repository-changes`,
+  };
 }
 
 /** How long a second apply waits for the first one in the same checkout before refusing (a 50,000-file apply fits). */

@@ -143,6 +143,8 @@ export async function removeWorktree(options: { gitRoot: string; path: string; b
   }
   // Forget registrations whose folder vanished (removed by hand), so the branch is no longer "checked out".
   await runGit(['worktree', 'prune'], { cwd: gitRoot });
+  // The task's base_ref pin (repository-watch.ts) goes with its worktree: nothing diffs against that base any more.
+  await runGit(['update-ref', '-d', `refs/caesar/base/${path.basename(target)}`], { cwd: gitRoot, okCodes: [0, 1] });
   if (branch) {
     const deletion = await runGit(['branch', '-D', branch], { cwd: gitRoot, okCodes: [0, 1] });
     if (deletion.code !== 0 && !/not found/i.test(deletion.stderr)) {

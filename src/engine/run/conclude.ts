@@ -15,6 +15,7 @@ import { sweepTaskProcesses } from '../process/process-sweep';
 import { groupAlive, signalGroup } from '../process/spawn';
 import { ACTIVE_STATUSES, TaskStateSchema, type Report, type TaskPaths, type TaskState } from '../../protocol';
 import { jobOutputTail } from '../store/job-output';
+import { readRepositorySnapshot, repositoryChangeFindings } from '../git/repository-watch';
 import { StateWriter } from './state-writer';
 import { TaskStore, type TaskSummary } from '../store/store';
 
@@ -76,9 +77,15 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
       ...(diff ? { diffFiles: diff.files } : {}),
     });
     const reconciled = reconcileReport(resolved.report, diff, state.mode, diff ? await reconcileScopeOf(state) : {});
+    const watched = await repositoryWatchOf(paths, state);
     const report = {
       ...reconciled.report,
-      findings: [...reconciled.report.findings, ...resolved.findings, { severity: 'high' as const, title: cancelled ? 'Task cancelled' : 'Task interrupted', detail: why }],
+      findings: [
+        ...reconciled.report.findings,
+        ...resolved.findings,
+        ...(watched?.findings ?? []),
+        { severity: 'high' as const, title: cancelled ? 'Task cancelled' : 'Task interrupted', detail: why },
+      ],
     };
     // The supervisor's conclusion, in its order (finalize.ts); nothing is held any more, so nothing to release.
     await writeConclusion(
@@ -90,6 +97,7 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
         agentReportValid: resolved.agent_report_valid,
         ...(resolved.agent_report_error ? { agentReportError: resolved.agent_report_error } : {}),
         ...(diff ? { diff } : {}),
+        ...(watched ? { repositoryChanges: watched.changes } : {}),
         error: why,
       },
       {
@@ -104,6 +112,18 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
   } finally {
     await fs.rm(lock, { force: true });
   }
+}
+
+/** The supervisor's check of the shared git dir, done here from the snapshot it left (a worktree task only). */
+async function repositoryWatchOf(paths: TaskPaths, state: TaskState): Promise<{ changes: string[]; findings: Report['findings'] } | undefined> {
+  if (!state.worktree) return undefined;
+  const before = await readRepositorySnapshot(paths.repositorySnapshot);
+  const gitRoot = before ? await gitToplevel(state.workspace) : undefined;
+  if (!before || !gitRoot) return undefined;
+  return repositoryChangeFindings(gitRoot, state.id, before).catch((err: unknown) => ({
+    changes: [`the repository could not be compared with its record (${err instanceof Error ? err.message : String(err)})`],
+    findings: [{ severity: 'critical' as const, title: 'Repository could not be checked', detail: `The shared git dir could not be compared with its record at the task's start: ${err instanceof Error ? err.message : String(err)}.` }],
+  }));
 }
 
 /** Why the task ended without its supervisor's conclusion: the job system's word when it ran the supervisor. */

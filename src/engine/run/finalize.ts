@@ -16,6 +16,8 @@ export interface Conclusion {
   agentReportError?: string;
   usage?: Usage;
   diff?: DiffResult;
+  /** What changed in the shared git dir during the task (repository-watch.ts); absent when it was not watched. */
+  repositoryChanges?: string[];
   /** The agent's exit; left out of the state when nobody saw the agent end (a task concluded by gc). */
   exitCode?: number | null;
   signal?: string | null;
@@ -49,6 +51,7 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
     ...(final.usage ? { usage: final.usage } : {}),
     ...(final.diff ? { diff: { files: final.diff.files, is_empty: final.diff.is_empty } } : {}),
     ...(final.checks?.length ? { checks: final.checks } : {}),
+    ...(final.repositoryChanges ? { repository_changes: final.repositoryChanges } : {}),
   };
   await writeJsonAtomic(writers.resultFile, capResultLists(result));
   // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.

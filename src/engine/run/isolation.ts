@@ -11,6 +11,9 @@ import { detectWorkshop, materialize, workshopFinding } from '../git/workshop';
 import { createWorktree, defaultBranch, recordWorktreeOwner, worktreeIgnoreFinding } from '../git/worktree';
 import { refillPool, takeWarmWorktree } from '../git/worktree-pool';
 import { acquireWorkspaceWriter, type WriterLease } from '../store/writer-lock';
+import { pinBaseRef, takeRepositorySnapshot, type RepositorySnapshot } from '../git/repository-watch';
+import { taskPaths } from '../../protocol';
+import { writeJsonAtomic } from '../../base/atomic';
 
 /** Where the agent works and what the orchestrator laid down there. */
 export interface Placement {
@@ -29,6 +32,8 @@ export interface Placement {
   refillPool?: () => Promise<void>;
   /** A worktree task's view of the user's checkout at its start: writes into it are reported, not prevented. */
   checkout?: Snapshot;
+  /** A worktree task's record of the shared git dir at its start (repository-watch.ts), compared at its end. */
+  repository?: RepositorySnapshot;
   findings: Finding[];
 }
 
@@ -126,12 +131,22 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
   const suggestion = !setup.copy.length && !setup.link.length ? detectWorkshop(launch.workspace).catch(() => undefined) : undefined;
   const ignored = worktreeIgnoreFinding(gitRoot!, ctx.id).catch(() => undefined);
   const worktree = await creating;
+  // Pinned before the agent starts: no prune, reset or deleted branch can take the commit every diff is taken against.
+  // The watch's snapshot follows the pin, so the pin is part of what must stay as it was.
+  await pinBaseRef(gitRoot!, ctx.id, worktree.base_ref);
+  const watching = watchRepository(gitRoot!, ctx);
+  watching.catch(() => undefined); // a failure becomes a finding below, never an unhandled rejection if a step between throws
   await phase;
   await ctx.state.update({ isolation: 'worktree', worktree: worktree.path, branch: worktree.branch, base_ref: worktree.base_ref });
   const suggested = await suggestion;
   if (suggested) findings.push(workshopFinding(suggested));
   const ignoreFinding = await ignored;
   if (ignoreFinding) findings.push(ignoreFinding);
+  // Before the setup command (the user's own, trusted) runs: what it does to the git dir is not the agent's doing.
+  const repository = await watching.catch((err: unknown) => {
+    findings.push({ severity: 'high', title: 'Repository not watched', detail: `The shared git dir could not be recorded at the task's start (${err instanceof Error ? err.message : String(err)}): changes the agent makes to its hooks, config or refs will not be reported.` });
+    return undefined;
+  });
   let excluded: string[] = [];
   if (setup.copy.length || setup.link.length || setup.setup.length) {
     await ctx.state.update({ phase: setup.setup.length ? 'setting up the worktree' : 'laying down the workshop' });
@@ -155,9 +170,17 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
     excluded,
     prefix,
     checkout: await checkout,
+    ...(repository ? { repository } : {}),
     findings,
     ...(pool ? { refillPool: () => refillPool({ gitRoot: gitRoot!, size: pool }).then(() => undefined) } : {}),
   };
+}
+
+/** The shared git dir as the task starts, kept in the task folder too (gc concludes a task whose supervisor died). */
+async function watchRepository(gitRoot: string, ctx: PrepareContext): Promise<RepositorySnapshot> {
+  const snapshot = await takeRepositorySnapshot(gitRoot, ctx.id);
+  await writeJsonAtomic(taskPaths(ctx.root, ctx.id).repositorySnapshot, snapshot);
+  return snapshot;
 }
 
 /** Workshop paths plus the files the adapter laid down itself (relative to the agent's workspace → repository-relative). */

@@ -10,6 +10,7 @@ import type { RunAgentResult } from '../process/spawn';
 import type { TaskStatus } from '../../protocol';
 import type { StateWriter } from './state-writer';
 import { PhaseTimeout, type AfterRunPhase } from '../process/phase-watchdog';
+import { repositoryChangeFindings } from '../git/repository-watch';
 
 export interface RunToConclude {
   id: string;
@@ -57,6 +58,11 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
   // The user's checkout is compared beside the task's own diff (different repositories' files: no contention on a
   // lock), started second because the diff is the longer of the two, so the guard adds no time to a task's end.
   const checkoutCheck = placement.checkout ? checkoutWritesFinding(placement.checkout) : Promise.resolve(undefined);
+  // The shared git dir against its record at the start: beside the diff too (a few small files and one ref listing).
+  const repositoryCheck = placement.repository && placement.gitRoot
+    ? repositoryChangeFindings(placement.gitRoot, input.id, placement.repository)
+    : Promise.resolve(undefined);
+  repositoryCheck.catch(() => undefined); // awaited below; its failure is a finding there
   try {
     diff = await watch('diff', () => diffing);
   } catch (err) {
@@ -66,6 +72,19 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
   }
   const checkoutWrites = await watch('diff', () => checkoutCheck);
   if (checkoutWrites) diffFindings.push(checkoutWrites);
+  let repositoryChanges: string[] | undefined;
+  try {
+    const watched = await watch('diff', () => repositoryCheck);
+    if (watched) {
+      repositoryChanges = watched.changes;
+      diffFindings.push(...watched.findings);
+    }
+  } catch (err) {
+    if (err instanceof PhaseTimeout) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    repositoryChanges = [`the repository could not be compared with its record (${message})`];
+    diffFindings.push({ severity: 'critical', title: 'Repository could not be checked', detail: `The shared git dir could not be compared with its record at the task's start: ${message}. Apply refuses until you accept that.` });
+  }
   const resolved = await watch('report', () => resolveReport({
     taskId: input.id,
     tier,
@@ -107,6 +126,7 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     ...(resolved.agent_report_error ? { agentReportError: resolved.agent_report_error } : {}),
     usage,
     ...(diff ? { diff } : {}),
+    ...(repositoryChanges ? { repositoryChanges } : {}),
     exitCode: run.exitCode,
     signal: run.signal,
     ...(run.spawnError || run.writeError ? { error: run.spawnError ?? run.writeError } : {}),

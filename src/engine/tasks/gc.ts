@@ -10,6 +10,7 @@ import { worktreeDiff } from '../git/reconcile';
 import { listWorktrees, removeWorktree, worktreeOwnerRoot, type ListedWorktree } from '../git/worktree';
 import { isPoolEntry } from '../git/worktree-pool';
 import { recoverInterruptedApply } from '../git/apply-journal';
+import { dropStalePins } from '../git/repository-watch';
 
 export type GcAction = 'removed' | 'kept' | 'would_remove';
 export type GcReason = 'clean' | 'applied' | 'modified' | 'active' | 'inspection_failed' | 'not_in_checkout';
@@ -99,6 +100,8 @@ export async function collectGarbage(options: { root: string; dryRun: boolean; f
     else if (entry.action === 'would_remove') result.would_remove++;
     else result.kept++;
   }
+  // base_ref pins whose worktree is gone: nothing diffs against them any more (repository-watch.ts).
+  if (!dryRun) await dropStalePins(gitRoot).catch(() => undefined);
   return result;
 }
 

@@ -65,7 +65,7 @@ export async function diffTask(root: string, id: string): Promise<TaskDiff> {
  * refused with reason 'active'; `files` naming a path the task did not change is a RequestError, never a silent
  * partial apply.
  */
-export async function applyTaskById(root: string, id: string, files?: string[]): Promise<ApplyOutcome> {
+export async function applyTaskById(root: string, id: string, files?: string[], options: { acceptRepositoryChanges?: boolean } = {}): Promise<ApplyOutcome> {
   const view = await requireTaskView(root, id);
   if (isActive(view.observed)) {
     return { applied: false, files: [], conflicts: [], reason: 'active', message: `Task ${id} is still ${view.observed}: wait for it to finish, or cancel it first.` };
@@ -79,7 +79,7 @@ export async function applyTaskById(root: string, id: string, files?: string[]):
       throw new RequestError(`Task ${id} did not change ${unknown.join(', ')}. Its files: ${[...known].join(', ') || '(none)'}.`, 'unknown_file');
     }
   }
-  return applyTask({ root, state, ...(files?.length ? { files } : {}) });
+  return applyTask({ root, state, ...(files?.length ? { files } : {}), ...(options.acceptRepositoryChanges ? { acceptRepositoryChanges: true } : {}) });
 }
 
 export interface EventPage {

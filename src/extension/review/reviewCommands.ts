@@ -163,7 +163,18 @@ export class ReviewCommands {
         if (!go) return undefined;
       }
     }
-    const outcome = await applyTaskById(root, taskId, files);
+    let outcome = await applyTaskById(root, taskId, files);
+    if (outcome.reason === 'repository_changed') {
+      // The engine refused: the user must see what changed in the git dir and accept it explicitly (issue 22).
+      const changes = outcome.repository_changes ?? [];
+      const go = await this.confirm(
+        `The repository's git dir changed while task ${title} ran. Apply anyway?`,
+        `${changes.slice(0, 30).join('\n')}${changes.length > 30 ? `\n… and ${changes.length - 30} more` : ''}\n\nA planted hook or config runs in your own git commands: check these first.`,
+        'Accept and Apply',
+      );
+      if (!go) return undefined;
+      outcome = await applyTaskById(root, taskId, files, { acceptRepositoryChanges: true });
+    }
     this.log.info(`apply ${taskId}${files?.length ? ` (${files.join(', ')})` : ''}: ${outcome.message}`);
     if (outcome.applied) {
       void vscode.window.showInformationMessage(

@@ -49,11 +49,11 @@ echo '{"protocol":"caesar.report/v1","status":"success","summary":"ok"}' > "$CAE
     return repo;
   }
 
-  /** What the user owns in the main checkout: refs (except caesar's task branches), the index bytes, HEAD, status. */
+  /** What the user owns in the main checkout: refs (except caesar's task branches and base pins), the index bytes, HEAD, status. */
   function userSide(repo: string): { refs: string; index: string; head: string; status: string } {
     const refs = git(repo, 'for-each-ref', '--format=%(refname) %(objectname)')
       .split('\n')
-      .filter((line) => !line.startsWith('refs/heads/caesar/'))
+      .filter((line) => !line.startsWith('refs/heads/caesar/') && !line.startsWith('refs/caesar/'))
       .join('\n');
     // --no-optional-locks: a plain `git status` refreshes the index itself, which is the very thing watched here.
     const status = git(repo, '--no-optional-locks', 'status', '--porcelain');

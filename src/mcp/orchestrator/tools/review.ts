@@ -73,6 +73,10 @@ export function registerReviewTools(server: McpServer, ctx: OrchestratorContext)
       inputSchema: {
         task_id: TaskIdInput,
         files: z.array(z.string().min(1)).optional().describe('Repository-relative paths to apply (default: every changed file).'),
+        accept_repository_changes: z
+          .boolean()
+          .optional()
+          .describe("Apply although the repository's shared git dir (hooks, config, info/, refs) changed during the task (reason repository_changed lists what). Only when the user has seen that list and said so."),
       },
       outputSchema: {
         task_id: z.string(),
@@ -84,12 +88,13 @@ export function registerReviewTools(server: McpServer, ctx: OrchestratorContext)
         message: z.string(),
         applied_at: z.string().optional(),
         patch_digest: z.string().optional(),
+        repository_changes: z.array(z.string()).optional(),
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
     (args) =>
       guarded(async () => {
-        const outcome = await applyTaskById(ctx.root, args.task_id, args.files);
+        const outcome = await applyTaskById(ctx.root, args.task_id, args.files, { acceptRepositoryChanges: args.accept_repository_changes === true });
         return ok({ task_id: args.task_id, ...outcome }, outcome.message);
       }),
   );
