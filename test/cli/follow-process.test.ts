@@ -139,12 +139,18 @@ describe('caesar CLI across processes (demo agent)', function () {
     let screen = '';
     pty.stdout.on('data', (d) => (screen += d));
     const exited = new Promise<number | null>((resolve) => pty.on('close', (code) => resolve(code)));
-    // The start of the question: a long one is cut at the terminal's width.
-    await waitFor('the question on the live screen', () => screen.includes(row.pending_questions[0]!.question.slice(0, 24)), 30_000);
-    assert.ok(screen.startsWith('\x1b[?1049h\x1b[?25l'), 'alternate screen and hidden cursor first');
-    assert.match(screen, /\x1b\[\d+m/, 'colours on a terminal');
-    pty.stdin.write('\x03');
-    assert.equal(await exited, 0);
+    try {
+      // The start of the question: a long one is cut at the terminal's width.
+      await waitFor('the question on the live screen', () => screen.includes(row.pending_questions[0]!.question.slice(0, 24)), 30_000);
+      assert.ok(screen.startsWith('\x1b[?1049h\x1b[?25l'), 'alternate screen and hidden cursor first');
+      assert.match(screen, /\x1b\[\d+m/, 'colours on a terminal');
+      pty.stdin.write('\x03');
+      assert.equal(await exited, 0);
+    } finally {
+      // A failure above must not leave `script` and its watch running: mocha would never exit.
+      if (pty.exitCode === null && pty.signalCode === null) pty.kill('SIGKILL');
+      await caesarOnce(repo, ['cancel', row.id]).catch(() => undefined);
+    }
     assert.match(screen, /\x1b\[\?25h\x1b\[\?1049l\s*$/, `cursor shown and main screen restored at exit; the screen ended with ${JSON.stringify(screen.slice(-200))}`);
     const cancel = await caesarOnce(repo, ['cancel', row.id, '--wait']);
     assert.equal(cancel.code, 0, cancel.stderr);
