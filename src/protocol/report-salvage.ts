@@ -35,8 +35,12 @@ export function salvageReport(doc: unknown): SalvagedReport {
     if (REBUILT.has(key) || !(key in shape)) continue;
     const whole = shape[key]!.safeParse(value);
     if (whole.success) kept[key] = whole.data;
-    else if (Array.isArray(value)) kept[key] = keepValidElements(key, value, dropped);
-    else dropped.push(key);
+    else {
+      // A list field keeps its valid elements; anything else (a list where a text belongs, too) is dropped whole.
+      const elements = Array.isArray(value) ? keepValidElements(key, value, dropped) : undefined;
+      if (elements) kept[key] = elements;
+      else dropped.push(key);
+    }
   }
   const report = ReportSchema.parse({
     ...kept,
@@ -58,13 +62,11 @@ function readStatus(value: unknown): ReportStatus | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-function keepValidElements(key: string, values: unknown[], dropped: string[]): unknown[] {
+/** The valid elements of a list field, each invalid one named; undefined when the field is not a list. */
+function keepValidElements(key: string, values: unknown[], dropped: string[]): unknown[] | undefined {
   const element = (ReportSchema.shape as Record<string, unknown>)[key] as { unwrap?: () => { element?: { safeParse(v: unknown): { success: boolean; data?: unknown } } } };
   const schema = element.unwrap?.().element;
-  if (!schema) {
-    dropped.push(key);
-    return [];
-  }
+  if (!schema) return undefined;
   const kept: unknown[] = [];
   values.forEach((value, index) => {
     const parsed = schema.safeParse(value);

@@ -80,9 +80,10 @@ export async function answerQuestion(
   if (!(await exists(paths.state))) throw new RequestError(`Unknown task "${taskId}".`, 'unknown_task');
   const question = await readJsonFile(path.join(paths.questionsDir, `${questionId}.json`), QuestionFileSchema);
   if (!question) throw new RequestError(await unknownQuestionMessage(root, taskId, questionId), 'unknown_question');
-  const ended = await endedBeforeAnswer(paths.state, question);
-  if (ended) throw new RequestError(ended, 'finished');
+  // Expired one by one (expired_at), or all at once past 50 (questions/.closed.json).
   const expiredAt = question.expired_at ?? (await questionsClosedAt(paths.questionsDir));
+  const ended = await endedBeforeAnswer(paths.state, question, expiredAt);
+  if (ended) throw new RequestError(ended, 'finished');
   if (expiredAt) {
     throw new RequestError(
       `Question "${questionId}" expired at ${expiredAt}: the agent stopped waiting and went on with its own judgment.`,
@@ -108,10 +109,10 @@ export async function answerQuestion(
  * question reads "expired": "the agent … went on with its own judgment" would be untrue there (issue 24), and a task
  * that ended without expiring its question (a supervisor that died) would take an answer nobody reads.
  */
-async function endedBeforeAnswer(stateFile: string, question: QuestionFile): Promise<string | undefined> {
+async function endedBeforeAnswer(stateFile: string, question: QuestionFile, expiredAt: string | undefined): Promise<string | undefined> {
   const state = await readJsonFile(stateFile, TaskStateSchema).catch(() => undefined);
   if (!state || ACTIVE_STATUSES.includes(state.status)) return undefined;
-  if (question.expired_at && state.status !== 'cancelled') return undefined; // the agent stopped waiting and went on
+  if (expiredAt && state.status !== 'cancelled') return undefined; // the agent stopped waiting and went on
   const how = state.status === 'cancelled' ? 'was cancelled' : `ended (${state.status.replace('_', ' ')})`;
   return `Task "${state.id}" ${how} before question "${question.id}" was answered: nothing is waiting for an answer any more.`;
 }

@@ -216,8 +216,10 @@ describe('chain: the real claude delegates through caesar (MCP) to the real code
     // environment flows claude → its MCP server → the codex task's supervisor → codex, as it would for a user.
     const home = path.join(root, 'home');
     // The user opts in to recursion in their own (global) layer: a repository's config can only tighten the policy.
+    // And turns the sandbox off: an agent inside it cannot delegate (its task folders are read-only to it, which is the
+    // point of the sandbox; delegating from inside through the supervisor is not built yet — docs/sandbox.md).
     fs.mkdirSync(path.join(home, '.config', 'caesar'), { recursive: true });
-    fs.writeFileSync(path.join(home, '.config', 'caesar', 'config.toml'), '[policy]\nallow_recursion = true\n');
+    fs.writeFileSync(path.join(home, '.config', 'caesar', 'config.toml'), '[policy]\nallow_recursion = true\n\n[sandbox]\nmode = "off"\n');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...agentEnv('codex', responses.url, home),

@@ -30,6 +30,14 @@ describe('protocol: what can be read of an invalid report (issue 23)', () => {
     assert.deepEqual(salvaged.dropped, ['summary', 'protocol']);
   });
 
+  it('a list where a text belongs (details: []) is dropped whole, not kept as an empty list (found by the fuzzer)', () => {
+    const salvaged = salvageReport({ protocol: 'caesar.report/v1', status: 'success', summary: 'Did it.', details: [], changes: [{ path: 'src/a.ts', action: 'modified', summary: 'edited' }] });
+    assert.equal(salvaged.report?.status, 'success');
+    assert.equal(salvaged.report?.details, '');
+    assert.deepEqual(salvaged.report?.changes.map((c) => c.path), ['src/a.ts']);
+    assert.deepEqual(salvaged.dropped, ['details']);
+  });
+
   for (const doc of [{ status: 'done', summary: 'x' }, { status: 3 }, {}, [], 'failed', null]) {
     it(`no readable status in ${JSON.stringify(doc)}: no report`, () => {
       const salvaged = salvageReport(doc);
