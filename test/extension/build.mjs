@@ -43,7 +43,10 @@ export function prepareTestHome(runDir) {
   const fixtureAgent = path.join(projectDir, 'test', 'extension', 'fixtures', 'fixture-agent.mjs');
   writeFileSync(
     path.join(home, '.config', 'caesar', 'config.toml'),
-    `[[agent]]\nid = "fixture"\nbin = "node"\nargs = [${JSON.stringify(fixtureAgent)}, "{{prompt}}", "{{workspace}}", "{{reportPath}}"]\n`,
+    `[[agent]]\nid = "fixture"\nbin = "node"\nargs = [${JSON.stringify(fixtureAgent)}, "{{prompt}}", "{{workspace}}", "{{reportPath}}"]\n` +
+      // The fixture agent waits on gate files the suites drop in their state folders: under the host's /tmp, which
+      // the sandbox replaces with a private one, so the user's own layer shows them to it (a folder missing is skipped).
+      `\n[sandbox]\nread_write = [${JSON.stringify(path.join(runDir, 'suite-state'))}, ${JSON.stringify(path.join(runDir, 'untrusted', 'suite-state'))}]\n`,
   );
   return { binDir, home };
 }
