@@ -292,7 +292,7 @@ describe('chain: the real claude delegates through caesar (MCP) to the real code
     assert.equal(state.report_source, 'channel', why);
 
     // The question went through the mailbox, answered by claude's caesar_answer, and reached codex's model.
-    const questions = fs.readdirSync(path.join(childDir, 'questions')).filter((f) => f.endsWith('.json'));
+    const questions = fs.readdirSync(path.join(childDir, 'questions')).filter((f) => f.endsWith('.json') && !f.startsWith('.'));
     assert.equal(questions.length, 1, why);
     const question = readJson<{ id: string; question: string }>(path.join(childDir, 'questions', questions[0]!));
     assert.equal(question.question, QUESTION);
