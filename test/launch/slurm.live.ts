@@ -143,9 +143,11 @@ describe('Slurm launcher: tasks run as batch jobs of a real cluster', function (
     const record = launcherRecord(repo, outcome.task_id);
     assert.equal(record.kind, 'slurm');
     assert.match(record.job_id, /^\d+$/);
-    // Slurm ran it: its job is known to the controller (for MinJobAge after it ended) under the task's name.
-    const job = spawnSync('squeue', ['--noheader', '--states=all', '--jobs', record.job_id, '--format=%j|%T'], { encoding: 'utf8' }).stdout.trim();
-    assert.equal(job, `caesar-${outcome.task_id}|COMPLETED`);
+    // Slurm ran it: its job is known to the controller (for MinJobAge after it ended) under the task's name. The task
+    // ends when its supervisor has written its conclusion; the job a moment later, when that process has exited.
+    const job = () => spawnSync('squeue', ['--noheader', '--states=all', '--jobs', record.job_id, '--format=%j|%T'], { encoding: 'utf8' }).stdout.trim();
+    await waitFor('the job to complete after the task ended', () => !/\|(RUNNING|COMPLETING)$/.test(job()), 30_000);
+    assert.equal(job(), `caesar-${outcome.task_id}|COMPLETED`);
     const log = events(repo, outcome.task_id);
     assert.equal(log[0]?.type, 'started');
     assert.equal(log.at(-1)?.type, 'finished');
