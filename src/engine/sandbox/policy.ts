@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { lstatSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { TASK_FILES } from '../../protocol';
 import { agentStatePaths, otherAgentsStatePaths } from './agent-dirs';
@@ -130,7 +130,46 @@ function neededUnderTmp(input: SandboxInput): string[] {
   const programs = [input.command, ...input.args, input.env.CAESAR_CLI_JS, input.env.CAESAR_DEMO_AGENT_JS, process.execPath].filter((p): p is string => !!p && path.isAbsolute(p) && existingKind(p) !== undefined);
   const wanted = [input.root, input.gitRoot, input.workspace, input.cwd, input.env.HOME, ...programs.map((p) => path.dirname(p)), ...(input.env.PATH ?? '').split(path.delimiter)];
   const under = wanted.filter((p): p is string => !!p && path.isAbsolute(p) && PRIVATE_AREAS.some((area) => isUnder(path.resolve(p), area)));
-  return [...new Set(under.map((p) => path.resolve(p)))];
+  return [...new Set([...under.map((p) => path.resolve(p)), ...installsUnderTmp(input, under)])];
+}
+
+/**
+ * Where the programs the agent runs are really installed, when that is under /tmp: a PATH folder there (or the
+ * command) is often a folder of symlinks into an install elsewhere under /tmp (a tool cache made with mktemp -d), and
+ * a link shown without its target is "No such file" inside. The install's top folder under /tmp is shown, read-only.
+ */
+function installsUnderTmp(input: SandboxInput, tmpPathDirs: string[]): string[] {
+  const links = [input.command, ...tmpPathDirs.flatMap((dir) => symlinksIn(dir))];
+  const tops = new Set<string>();
+  for (const link of links) {
+    if (!link || !path.isAbsolute(link)) continue;
+    const real = resolvedLink(link);
+    const top = topUnderPrivateArea(real);
+    if (top && existingKind(top) === 'dir') tops.add(top);
+  }
+  return [...tops];
+}
+
+/** The symlinks a folder holds (a PATH folder of a few tools; at most 200 looked at). */
+function symlinksIn(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .slice(0, 200)
+      .filter((entry) => entry.isSymbolicLink())
+      .map((entry) => path.join(dir, entry.name));
+  } catch {
+    return [];
+  }
+}
+
+/** `/tmp/<first>` (or `/dev/shm/<first>`) for a path below it; undefined elsewhere. */
+function topUnderPrivateArea(p: string): string | undefined {
+  for (const area of ['/tmp', '/dev/shm']) {
+    if (!isUnder(p, area) || p === area) continue;
+    const first = path.relative(area, p).split(path.sep)[0];
+    return first ? path.join(area, first) : undefined;
+  }
+  return undefined;
 }
 
 /** `<common dir>/worktrees/<name>` from the worktree's `.git` file, only when it lies where git puts it. */

@@ -80,7 +80,11 @@ export async function answerQuestion(
   if (!(await exists(paths.state))) throw new RequestError(`Unknown task "${taskId}".`, 'unknown_task');
   const question = await readJsonFile(path.join(paths.questionsDir, `${questionId}.json`), QuestionFileSchema);
   if (!question) throw new RequestError(await unknownQuestionMessage(root, taskId, questionId), 'unknown_question');
-  // Expired one by one (expired_at), or all at once past 50 (questions/.closed.json).
+  // The first answer wins, and stays the answer once the question is closed at the task's end: say so, not "expired".
+  const answerFile = path.join(paths.answersDir, `${questionId}.json`);
+  const earlier = await readJsonFile(answerFile, AnswerFileSchema).catch(() => undefined);
+  if (earlier) throw alreadyAnswered(questionId, earlier);
+  // Expired one by one (expired_at), or all at once (questions/.closed.json).
   const expiredAt = question.expired_at ?? (await questionsClosedAt(paths.questionsDir));
   const ended = await endedBeforeAnswer(paths.state, question, expiredAt);
   if (ended) throw new RequestError(ended, 'finished');
@@ -92,15 +96,16 @@ export async function answerQuestion(
   }
   const answer: AnswerFile = { id: questionId, answer: text, answered_at: new Date().toISOString(), by };
   AnswerFileSchema.parse(answer);
-  const created = await createExclusive(path.join(paths.answersDir, `${questionId}.json`), `${JSON.stringify(answer, null, 2)}\n`);
-  if (!created) {
-    const existing = await readJsonFile(path.join(paths.answersDir, `${questionId}.json`), AnswerFileSchema).catch(() => undefined);
-    throw new RequestError(
-      `Question "${questionId}" was already answered${existing?.by ? ` from ${existing.by}` : ''}${existing ? `: "${existing.answer}"` : ''}.`,
-      'already_answered',
-    );
-  }
+  const created = await createExclusive(answerFile, `${JSON.stringify(answer, null, 2)}\n`);
+  if (!created) throw alreadyAnswered(questionId, await readJsonFile(answerFile, AnswerFileSchema).catch(() => undefined));
   return answer;
+}
+
+function alreadyAnswered(questionId: string, existing: AnswerFile | undefined): RequestError {
+  return new RequestError(
+    `Question "${questionId}" was already answered${existing?.by ? ` from ${existing.by}` : ''}${existing ? `: "${existing.answer}"` : ''}.`,
+    'already_answered',
+  );
 }
 
 /**

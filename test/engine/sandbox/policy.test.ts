@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { explainFailure, locateBwrap, sandboxPreflight, resetSandboxPreflight } from '../../../src/engine/sandbox/preflight';
@@ -57,6 +57,19 @@ describe('sandbox: mounts', () => {
   };
   /** Where the last such mount is (the one that wins): -1 when there is none. */
   const index = (mounts: Mount[], kind: Mount['kind'], p: string) => mounts.findLastIndex((m) => m.kind === kind && m.path === p);
+
+  it('shows, read-only, the install under /tmp that a PATH folder there links its tools into (a cache made with mktemp -d)', () => {
+    const cache = realpathSync(mkdtempSync(path.join('/tmp', 'caesar-policy-cache-')));
+    mkdirSync(path.join(cache, 'agents', 'tool@1', 'bin'), { recursive: true });
+    writeFileSync(path.join(cache, 'agents', 'tool@1', 'bin', 'tool'), '#!/bin/sh\n', { mode: 0o755 });
+    const bin = realpathSync(mkdtempSync(path.join('/tmp', 'caesar-policy-bin-')));
+    symlinkSync(path.join(cache, 'agents', 'tool@1', 'bin', 'tool'), path.join(bin, 'tool'));
+    const mounts = sandboxMounts(base({ command: 'tool', env: { HOME: '/nonexistent', PATH: `${bin}:/usr/bin` } }), []);
+    assert.ok(index(mounts, 'ro', bin) > 0, 'the PATH folder under /tmp');
+    assert.ok(index(mounts, 'ro', cache) > 0, `the install its link points into: ${JSON.stringify(mounts.filter((m) => m.kind === 'ro'))}`);
+    rmSync(cache, { recursive: true, force: true });
+    rmSync(bin, { recursive: true, force: true });
+  });
 
   it('worktree writable after .caesar is made read-only again; its git entry writable after .git', () => {
     const input = base();

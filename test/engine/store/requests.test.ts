@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
 import { answerQuestion, pendingQuestions, requestCancel } from '../../../src/engine/store/requests';
+import { closeQuestions } from '../../../src/engine/store/questions-closed';
 import { tempRoot, writeState } from './helpers';
 
 function ask(root: string, id: string, qid: string, patch: Record<string, unknown> = {}) {
@@ -23,6 +24,17 @@ describe('engine: requests (cancel, answer)', () => {
     assert.deepEqual(await requestCancel(root, 'fin'), { requested: false, status: 'succeeded' });
     assert.ok(!existsSync(taskPaths(root, 'fin').cancelRequest));
     await assert.rejects(requestCancel(root, 'ghost'), /Unknown task "ghost"/);
+  });
+
+  it('an answered question stays answered once its task has ended and closed the mailbox: a late second answer says so', async () => {
+    const root = tempRoot();
+    writeState(root, 't');
+    ask(root, 't', 'q1');
+    await answerQuestion(root, 't', 'q1', 'yes', 'vscode');
+    // The task ends: the relay closes every question at once, and the state is final.
+    await closeQuestions(taskPaths(root, 't').questionsDir, new Date().toISOString());
+    writeState(root, 't', { status: 'succeeded' });
+    await assert.rejects(answerQuestion(root, 't', 'q1', 'no'), (err: any) => err.code === 'already_answered' && /already answered from vscode: "yes"/.test(err.message));
   });
 
   it('answers once; a second answer fails and names the first', async () => {
