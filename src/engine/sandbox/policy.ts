@@ -49,7 +49,13 @@ export const AGENT_TASK_FILES = [TASK_FILES.report, TASK_FILES.channelReport, TA
 /** Entries shared live with the supervisor (it follows them during the run): the real ones, writable. */
 export const AGENT_TASK_LIVE = [TASK_FILES.agentEvents, TASK_FILES.questionsDir, TASK_FILES.progressDir] as const;
 /** Never shown inside: the view itself. */
-const NOT_SHOWN = new Set<string>([TASK_VIEW_DIR, EMPTY_FILE, ...AGENT_TASK_FILES, ...AGENT_TASK_LIVE]);
+/*
+ * Not shown in the agent's view of its task folder: the view's own parts, the agent's files (handled apart), and
+ * state.json — the supervisor's record, which no agent reads (the contract gives it task.json) and which the supervisor
+ * rewrites (a rename) the moment the agent's process starts: bwrap binding it at that instant failed the task ("Can't
+ * bind mount …/state.json", 1 live run in ~6). An empty read-only file stands at its name instead (taskDirMounts).
+ */
+const NOT_SHOWN = new Set<string>([TASK_VIEW_DIR, EMPTY_FILE, TASK_FILES.state, ...AGENT_TASK_FILES, ...AGENT_TASK_LIVE]);
 
 /** Credentials of the user's other tools: hidden from every agent, whatever it is. */
 export const SECRET_PATHS = ['.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud', '.config/gh', '.docker', '.kube', '.netrc', '.git-credentials', '.npmrc', '.pypirc', '.password-store', '.local/share/keyrings'];
@@ -103,6 +109,8 @@ function taskDirMounts(input: SandboxInput, entries: string[]): Mount[] {
     mounts.push({ kind: 'ro', path: path.join(input.taskDir, name), optional: true });
   }
   for (const name of AGENT_TASK_LIVE) mounts.push({ kind: 'rw', path: path.join(input.taskDir, name), optional: true });
+  // state.json as an empty read-only file: the agent can neither read the record nor write over its name.
+  mounts.push({ kind: 'empty', path: path.join(input.taskDir, TASK_FILES.state), source: input.emptyFile });
   return mounts;
 }
 

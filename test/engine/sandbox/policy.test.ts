@@ -76,7 +76,10 @@ describe('sandbox: mounts', () => {
     const mounts = sandboxMounts(input, ['task.json', 'state.json', 'agent-events.jsonl', 'questions']);
     assert.ok(index(mounts, 'ro', path.join(input.root, '.caesar')) < index(mounts, 'rw', input.worktree!));
     assert.ok(index(mounts, 'ro', path.join(input.root, '.git')) < index(mounts, 'rw', path.join(input.root, '.git', 'worktrees', 't1')));
-    assert.ok(index(mounts, 'ro', path.join(input.taskDir, 'state.json')) > index(mounts, 'rw', input.taskDir), 'state.json read-only inside the view');
+    assert.ok(index(mounts, 'ro', path.join(input.taskDir, 'task.json')) > index(mounts, 'rw', input.taskDir), 'task.json read-only inside the view');
+    // state.json is the supervisor's, rewritten as the agent starts: never bound from the live file, an empty one instead.
+    const state = mounts.filter((m) => m.path === path.join(input.taskDir, 'state.json'));
+    assert.deepEqual(state.map((m) => [m.kind, (m as { source?: string }).source]), [['empty', input.emptyFile]]);
     assert.ok(index(mounts, 'rw', path.join(input.taskDir, 'agent-events.jsonl')) > 0);
     assert.equal(mounts.filter((m) => m.kind === 'rw' && m.path === path.join(input.taskDir, 'task.json')).length, 0);
   });
