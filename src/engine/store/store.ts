@@ -1,4 +1,4 @@
-import { promises as fs, watch, type FSWatcher } from 'node:fs';
+import { promises as fs, watch, type Dirent, type FSWatcher } from 'node:fs';
 import { hostname } from 'node:os';
 import type { z } from 'zod';
 import { isPidAlive } from '../../base/process';
@@ -127,12 +127,17 @@ export class TaskStore {
     return first?.observed === 'lost' ? this.readSummary(id) : first;
   }
 
+  /** One listing of a task folder (its own method so a test can conclude a task between the listing and the reads). */
+  private listTaskFolder(dir: string): Promise<Map<string, Dirent> | undefined> {
+    return listFolder(dir, this.tasksDir);
+  }
+
   private async readSummary(id: string): Promise<TaskSummary | undefined> {
     const paths = taskPaths(this.root, id);
     // Task folders may come from a cloned repository: every read is regular-file-only, bounded, inside the tasks folder.
     // One listing of the folder first (issue 14: `ps` reads five files of each of hundreds of tasks): a file it does
     // not hold costs nothing, and one it lists as a regular file is read without checking the folder again.
-    const listing = await listFolder(paths.dir, this.tasksDir);
+    const listing = await this.listTaskFolder(paths.dir);
     if (!listing?.has(TASK_FILES.state)) return undefined;
     const read = <T>(file: string, schema: z.ZodType<T>, maxBytes?: number) => {
       const entry = listing.get(path.basename(file));
@@ -142,6 +147,12 @@ export class TaskStore {
     };
     const state = await read(paths.state, TaskStateSchema);
     if (!state) return undefined;
+    // The listing predates the state read: a supervisor concluding in between wrote result.json, then the final state
+    // (finalize.ts), after the listing. A finished state is never shown without the result written before it.
+    if (!ACTIVE_STATUSES.includes(state.status) && !listing.has(TASK_FILES.result)) {
+      const written = (await this.listTaskFolder(paths.dir))?.get(TASK_FILES.result);
+      if (written) listing.set(TASK_FILES.result, written);
+    }
     const events = listing.get(TASK_FILES.events);
     const [last, pendingQuestions, result, applied, discarded, probe] = await Promise.all([
       events ? readLastEvent(paths.events, { ...this.inTasks, listed: events.isFile() }) : NO_EVENTS,

@@ -7,6 +7,13 @@ import { TaskStore, observedStatus } from '../../../src/engine/store/store';
 import type { ProtocolEvent } from '../../../src/protocol';
 import { eventLine, tempRoot, writeState } from './helpers';
 import { waitFor } from '../../support/wait';
+import { writeConclusion } from '../../../src/engine/run/finalize';
+import { StateWriter } from '../../../src/engine/run/state-writer';
+import type { Report } from '../../../src/protocol';
+
+function finishedReport(taskId: string): Report {
+  return { protocol: 'caesar.report/v1', task_id: taskId, status: 'success', summary: 'all done', details: '', changes: [], commands_run: [], findings: [], questions: [], next_steps: [], artifacts: [] };
+}
 
 describe('engine: TaskStore', () => {
   it('lists tasks: needing input first, then running, pending, then finished newest first', async () => {
@@ -57,6 +64,36 @@ describe('engine: TaskStore', () => {
     // A supervisor that really died without a final state stays lost.
     writeState(root, 'gone', { status: 'running', supervisor_pid: pid });
     assert.equal((await new TaskStore(root).summary('gone'))?.observed, 'lost');
+  });
+
+  it('summary(): a task concluded between the folder listing and the state read is shown finished with its result', async () => {
+    const root = tempRoot();
+    const running = writeState(root, 'ending', { status: 'running' });
+    const paths = taskPaths(root, 'ending');
+    const store = new TaskStore(root);
+    // The race, made deterministic: the listing is taken while the task runs (no result.json yet); the supervisor
+    // then concludes it in its own order (result.json, then the final state) before the reads that follow.
+    const lister = store as unknown as { listTaskFolder(dir: string): Promise<Map<string, unknown> | undefined> };
+    const original = lister.listTaskFolder.bind(store);
+    let listings = 0;
+    lister.listTaskFolder = async (dir: string) => {
+      const listing = await original(dir);
+      if (listings++ === 0) {
+        await writeConclusion(
+          { status: 'succeeded', report: finishedReport('ending'), source: 'file', verifiedBy: 'declaration', agentReportValid: true, exitCode: 0, signal: null },
+          { resultFile: paths.result, state: new StateWriter(paths.state, running), release: async () => {}, finish: () => {} },
+        );
+      }
+      return listing;
+    };
+    const summary = await store.summary('ending');
+    assert.equal(summary?.observed, 'succeeded');
+    assert.equal(summary?.result?.report.summary, 'all done', 'the result written before the final state is read with it');
+    // A finished task that has no result.json (nothing concluded it with one) is still summarised, without one.
+    writeState(root, 'bare', { status: 'cancelled', ended_at: new Date().toISOString() });
+    const bare = await new TaskStore(root).summary('bare');
+    assert.equal(bare?.observed, 'cancelled');
+    assert.equal(bare?.result, undefined);
   });
 
   it('reports a task whose supervisor died as lost, and one that never started after the grace period', () => {
