@@ -322,11 +322,13 @@ describe('mcp: the orchestrator server, one fresh repository per test', function
     const repo = makeFixtureRepo();
     const first = await serve(repo);
     const { task_id: id } = structured(await call(first.client, 'caesar_delegate', { objective: 'slow', agent: 'fixture', context: fixtureContext({ mode: 'success', sleepMs: 3000 }) }));
-    const pendingAwait = call(first.client, 'caesar_await', { task_ids: [id], timeout_ms: 60_000 }).then(
+    let waiting = false;
+    // The first progress notification says the server is inside caesar_await, waiting on a task still running.
+    const pendingAwait = call(first.client, 'caesar_await', { task_ids: [id], timeout_ms: 60_000 }, { onprogress: () => (waiting = true) }).then(
       () => 'answered',
       () => 'connection lost',
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('the server to be waiting in caesar_await', () => waiting, 30_000);
     process.kill(first.transport.pid!, 'SIGKILL');
     assert.equal(await pendingAwait, 'connection lost');
     await first.close().catch(() => undefined);

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { SlotWaitAborted, acquireSlot, slotsDir } from '../../../src/engine/store/slots';
+import { waitFor } from '../../support/wait';
 
 function root(): string {
   return mkdtempSync(path.join(tmpdir(), 'caesar-slots-'));
@@ -28,9 +29,10 @@ describe('engine runtime: slots (max_parallel across processes, FIFO)', () => {
     const order: string[] = [];
     const aheads: Record<string, number[]> = { b: [], c: [] };
     const b = acquireSlot({ root: r, limit: 1, safetyIntervalMs: NO_POLL, onWait: (n) => aheads.b!.push(n) }).then((s) => (order.push('b'), s));
-    await new Promise((res) => setTimeout(res, 30));
+    // c arrives once b is queued (its onWait has run), so the arrival order is b then c whatever the load.
+    await waitFor('b to queue', () => aheads.b!.length > 0);
     const c = acquireSlot({ root: r, limit: 1, safetyIntervalMs: NO_POLL, onWait: (n) => aheads.c!.push(n) }).then((s) => (order.push('c'), s));
-    await new Promise((res) => setTimeout(res, 100));
+    await waitFor('c to queue', () => aheads.c!.length > 0);
     assert.deepEqual(order, []);
     assert.deepEqual(aheads.b, [0]);
     assert.deepEqual(aheads.c, [1]);
@@ -70,8 +72,11 @@ describe('engine runtime: slots (max_parallel across processes, FIFO)', () => {
 
     writeFileSync(path.join(slotsDir(r), '0.json'), JSON.stringify({ pid: deadPid(), host: 'elsewhere.example', token: 'y', started_at: '' }));
     const controller = new AbortController();
-    const waiting = acquireSlot({ root: r, limit: 1, signal: controller.signal, safetyIntervalMs: 100 });
-    setTimeout(() => controller.abort(), 400);
+    const seen: string[] = [];
+    const waiting = acquireSlot({ root: r, limit: 1, signal: controller.signal, safetyIntervalMs: 100, onWait: (_n, holders) => seen.push(...holders.map((h) => h.host)) });
+    // It waits behind the foreign holder it has looked at (and left alone) rather than taking its slot.
+    await waitFor('the wait behind the other host', () => seen.includes('elsewhere.example'));
+    controller.abort();
     await assert.rejects(waiting, SlotWaitAborted);
   });
 
@@ -79,8 +84,10 @@ describe('engine runtime: slots (max_parallel across processes, FIFO)', () => {
     const r = root();
     const held = await acquireSlot({ root: r, limit: 1 });
     const controller = new AbortController();
-    const waiting = acquireSlot({ root: r, limit: 1, signal: controller.signal, safetyIntervalMs: NO_POLL });
-    setTimeout(() => controller.abort(), 50);
+    let queued = false;
+    const waiting = acquireSlot({ root: r, limit: 1, signal: controller.signal, safetyIntervalMs: NO_POLL, onWait: () => (queued = true) });
+    await waitFor('the waiter to queue', () => queued);
+    controller.abort();
     await assert.rejects(waiting, SlotWaitAborted);
     await held.release();
     const again = await acquireSlot({ root: r, limit: 1, safetyIntervalMs: NO_POLL });

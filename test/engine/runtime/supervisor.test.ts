@@ -292,10 +292,11 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     assert.equal(done.state.status, 'cancelled');
     assert.ok(done.events.some((e) => e.type === 'error' && /cancelled/.test(e.message)));
     assertWellFormedLog(done.events);
-    await new Promise((r) => setTimeout(r, 700));
+    const supervisorPid = done.state.supervisor_pid!;
+    await waitFor('the supervisor to exit', () => !pidAlive(supervisorPid), 20_000);
     const later = await readJsonFile(taskPaths(repo, id).state, TaskStateSchema);
     assert.equal(later?.status, 'cancelled', 'still cancelled after the supervisor exited');
-    assert.ok(!pidAlive(later!.supervisor_pid!), 'the supervisor is gone');
+    assert.equal(later?.supervisor_pid, supervisorPid);
   });
 
   it('kill -9 of the supervisor: the task stays active with a dead pid, the store says lost, the worktree is kept and diffable', async () => {
@@ -501,6 +502,8 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     const repo = makeRepo();
     const { id, taskDir } = await startFixture(repo, { mode: 'success' });
     await waitForFinished(repo, id);
+    const paths = taskPaths(repo, id);
+    const before = { events: (await readFinished(repo, id)).events.length, state: readFileSync(paths.state, 'utf8'), result: readFileSync(paths.result, 'utf8') };
     const cli = await buildCli();
     const out = spawn(process.execPath, [cli, 'supervise', taskDir], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
@@ -508,7 +511,9 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     const code = await new Promise((r) => out.on('exit', r));
     assert.equal(code, 1);
     assert.match(stderr, /already succeeded/);
-    assert.equal((await readFinished(repo, id)).events.length, (await readFinished(repo, id)).events.length);
+    assert.equal((await readFinished(repo, id)).events.length, before.events, 'no event appended by the refused run');
+    assert.equal(readFileSync(paths.state, 'utf8'), before.state, 'state.json untouched');
+    assert.equal(readFileSync(paths.result, 'utf8'), before.result, 'result.json untouched');
   });
 
   void fixtureAgent;
