@@ -74,7 +74,8 @@ describe('caesar run (real CLI processes, real git)', function () {
     const repo = makeRepo();
     const script = path.join(repo, '.caesar/agent.sh');
     mkdirSync(path.dirname(script), { recursive: true });
-    writeFileSync(script, BASH_AGENT);
+    // The work takes at least 300 ms, so the duration Caesar measures has something to measure.
+    writeFileSync(script, BASH_AGENT.replace('# … do the work …', 'sleep 0.3 # … do the work …'));
     chmodSync(script, 0o755);
     writeConfig(repo, `[[agent]]\nid = "mini"\nbin = "${script}"\nargs = ["{{prompt}}"]\n`);
     const run = await cli(repo, ['run', 'Say hello', '--agent', 'mini', '--json']);
@@ -86,7 +87,10 @@ describe('caesar run (real CLI processes, real git)', function () {
     assert.equal(out.report_source, 'file');
     assert.equal(out.changes_verified_by, 'git');
     assert.deepEqual(out.diff.files.map((f: { path: string }) => f.path), ['handled.txt']);
-    assert.ok(out.usage.duration_ms >= 0);
+    // Caesar's own measure of the agent's run: at least its sleep, and within the task's recorded start and end.
+    const state = (await new TaskStore(repo).require(out.task_id)).state;
+    const span = Date.parse(state.ended_at!) - Date.parse(state.started_at!);
+    assert.ok(out.usage.duration_ms >= 300 && out.usage.duration_ms <= span + 1, `duration ${out.usage.duration_ms} ms, task span ${span} ms`);
     // The undeclared file is a finding, since the minimal agent declares no changes.
     assert.ok(out.report.findings.some((f: { title: string }) => f.title === 'Undeclared change'));
   });
