@@ -87,8 +87,18 @@ describe('reliability: honest isolation', function () {
     assert.equal(result.report.findings.filter((f) => f.severity === 'high').length, 0, JSON.stringify(result.report.findings));
   });
 
-  it('no finding claims a sandbox: "nothing could touch your checkout" is gone from the sources', () => {
-    const isolation = readFileSync(path.join(__dirname, '../../src/engine/run/isolation.ts'), 'utf8');
-    assert.doesNotMatch(isolation, /nothing could touch/);
+  it('no finding claims a sandbox: a read-only task moved to a worktree that writes into the checkout is told so, not reassured', async () => {
+    const root = makeRepo({ 'README.md': 'hello\n' });
+    // In place and read-only for an agent with no native read-only mode: Caesar runs it in a worktree instead.
+    const { id } = await startHostile(root, { mode: 'write-outside', outside: { '../../../escaped.txt': 'escaped\n' } }, { mode: 'read-only', isolation: 'inplace' });
+    const { state, result } = await waitForFinished(root, id);
+    assert.equal(state.isolation, 'worktree');
+    assert.equal(readFileSync(path.join(root, 'escaped.txt'), 'utf8'), 'escaped\n', 'the worktree did not stop the write');
+    const titles = result.report.findings.map((f) => f.title);
+    assert.ok(titles.includes('Your checkout changed during the task'), JSON.stringify(titles));
+    const degraded = result.report.findings.find((f) => f.title === 'Degraded isolation');
+    assert.ok(degraded, JSON.stringify(titles));
+    assert.match(degraded.detail, /no sandbox: writes outside it are detected afterwards, not prevented/);
+    for (const finding of result.report.findings) assert.doesNotMatch(finding.detail, /nothing could touch|cannot touch|protected/i, finding.title);
   });
 });
