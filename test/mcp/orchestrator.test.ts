@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { taskPaths } from '../../src/protocol';
@@ -114,7 +115,9 @@ describe('mcp: the orchestrator server (SDK client over stdio, built caesar.js, 
   });
 
   it('await reports a running task with its pending question; caesar_answer answers it once; the agent finishes with it', async () => {
-    const { task_id: id } = await delegateFixture({ mode: 'ask', question: 'Use plan A?' });
+    // The agent holds after its answer until `release` exists: the second answer below meets a task still running.
+    const release = path.join(mkdtempSync(path.join(tmpdir(), 'caesar-release-')), 'go');
+    const { task_id: id } = await delegateFixture({ mode: 'ask', question: 'Use plan A?', holdUntil: release });
     const waiting = await waitFor('the question to be pending', async () => {
       const r = structured(await call(served.client, 'caesar_await', { task_ids: [id], timeout_ms: 500 }));
       return r.tasks[id].pending_questions?.length ? r : undefined;
@@ -134,6 +137,7 @@ describe('mcp: the orchestrator server (SDK client over stdio, built caesar.js, 
     const again = await call(served.client, 'caesar_answer', { task_id: id, question_id: question.id, answer: 'no' });
     assert.equal(again.isError, true);
     assert.match(textOf(again), /already answered/);
+    writeFileSync(release, '');
 
     const done = structured(await call(served.client, 'caesar_await', { task_ids: [id], timeout_ms: 60_000 }));
     assert.equal(done.tasks[id].report.summary, 'Answer was: yes');
