@@ -190,11 +190,14 @@ describe('the caesar CLI as a user meets it', function () {
     await waitFor('the first five lines', () => stdout.split('\n').length > 5);
     child.stdout.destroy(); // what `head -5` does once it has its lines
     // The task goes on: its next events make watch write into the closed pipe.
-    for (let i = 0; i < 100 && child.exitCode === null && child.signalCode === null; i++) {
-      appendEvents(repo, task.id, event(task.id, { type: 'message', text: `more ${i}` }));
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('still running'), 5000))]);
+    // The task goes on until watch has noticed: each probe appends one more event while it still runs.
+    let more = 0;
+    await waitFor('watch to end on the closed pipe', () => {
+      if (child.exitCode !== null || child.signalCode !== null) return true;
+      appendEvents(repo, task.id, event(task.id, { type: 'message', text: `more ${more++}` }));
+      return false;
+    }, 30_000, 100);
+    const code = await exited;
     assert.equal(code, 0, stderr);
     assert.doesNotMatch(stderr, /EPIPE|Error|\n\s+at /);
     assert.ok(existsSync(taskPaths(repo, task.id).state), 'the task itself is left alone');

@@ -222,7 +222,9 @@ describe('caesar run (real CLI processes, real git)', function () {
     assert.equal(run.code, 1);
     assert.match(run.stdout, /\[error\] \(fatal\) Task cancelled/);
     assert.match(run.stdout, new RegExp(`Task ${task.id}: cancelled`));
-    await new Promise((r) => setTimeout(r, 500));
+    // Read once the supervisor has exited: anything it would still write, it has written.
+    const supervisorPid = (await store.get(task.id))!.state.supervisor_pid!;
+    await waitFor('the supervisor to exit', () => !pidAlive(supervisorPid), 20_000);
     assert.equal((await store.get(task.id))?.state.status, 'cancelled', 'not overwritten by the supervisor (reference §8.2)');
     void git;
   });

@@ -8,7 +8,9 @@
 import { strict as assert } from 'node:assert';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { runBuiltCli } from '../engine/runtime/helpers';
+import { spawn } from 'node:child_process';
+import { buildCli, runBuiltCli, waitFor } from '../engine/runtime/helpers';
+import { within } from '../engine/security/helpers';
 import { termSafe, termSafeBlock } from '../../src/cli/format';
 import { addWorktree, appendEvents, cleanupAll, event, makeRepo, makeTask, writeState } from './follow-helpers';
 
@@ -130,10 +132,22 @@ describe('security: agent text never drives the terminal (issue 13.3)', function
 
     // A running task followed outside a terminal: one line per event, then the end when the task settles.
     const running = hostileTask(repo, { status: 'running', report_status: undefined, ended_at: undefined, supervisor_pid: process.pid, objective: `obj ${PAYLOAD}`, agent: `demo${PAYLOAD}` });
-    const follow = caesar(repo, ['watch', running.id], 30_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    const follow = spawn(process.execPath, [await buildCli(), 'watch', running.id], { cwd: repo, env: { ...process.env, NO_COLOR: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let followed = '';
+    let followErr = '';
+    follow.stdout.on('data', (d: Buffer) => (followed += d.toString()));
+    follow.stderr.on('data', (d: Buffer) => (followErr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => follow.on('close', resolve));
+    // The task settles only once watch is following it (it has printed the events so far), whatever the load.
+    await waitFor('watch to print the events so far', () => followed.includes('tool_use started'), 30_000);
     writeState(repo, { ...running, status: 'succeeded', report_status: 'success', ended_at: new Date().toISOString() });
-    const plain = await follow;
+    let code: number | null;
+    try {
+      code = await within(30_000, 'caesar watch to end with the task', exited);
+    } finally {
+      if (follow.exitCode === null && follow.signalCode === null) follow.kill('SIGKILL');
+    }
+    const plain = { code, stdout: followed, stderr: followErr };
     assert.equal(plain.code, 0, plain.stderr);
     assertInert('watch', plain.stdout.replace(/\n/g, ''));
     assert.match(plain.stdout, /demo\\e\]0;PWNED.*message hello \\e\]0;PWNED\\x07/);

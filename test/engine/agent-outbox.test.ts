@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AgentOutbox, outboxLineDraft } from '../../src/engine/run/agent-outbox';
 import type { EventDraft } from '../../src/protocol';
+import { waitFor } from '../support/wait';
 
 const line = (fields: Record<string, unknown>) => JSON.stringify({ protocol: 'caesar.event/v1', ...fields });
 
@@ -41,8 +42,7 @@ describe('the agent outbox (an OACP agent\'s CAESAR_EVENTS_PATH, relayed by the 
     await outbox.start();
     const two = line({ type: 'message', text: 'two' });
     appendFileSync(file, `${line({ type: 'message', text: 'one' })}\nbroken\n${two.slice(0, 10)}`);
-    const start = Date.now();
-    while (relayed.length < 1 && Date.now() - start < 5000) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the first complete line relayed', () => relayed.length >= 1, 15_000, 10);
     assert.deepEqual(relayed, [{ type: 'message', text: 'one' }], 'the partial line waits for its end');
     appendFileSync(file, `${two.slice(10)}\n${line({ type: 'progress', message: 'last' })}`);
     await outbox.drain();
