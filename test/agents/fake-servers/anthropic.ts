@@ -17,12 +17,13 @@ function blocksOf(turn: Turn | undefined, request: ModelRequest, seq: number): {
     return { blocks, stop: 'end_turn' };
   }
   if (turn.text) blocks.push({ type: 'text', text: turn.text });
-  turn.calls.forEach((call, i) => blocks.push({ type: 'tool_use', id: `toolu_fake${seq}_${i}`, name: call.name, input: resolve(call.args, request) }));
+  turn.calls.forEach((call, i) => blocks.push({ type: 'tool_use', id: anthropicDialect.callId(seq, i), name: call.name, input: resolve(call.args, request) }));
   return { blocks, stop: 'tool_use' };
 }
 
 export const anthropicDialect: Dialect = {
   name: 'anthropic',
+  callId: (seq, index) => `toolu_fake${seq}_${index}`,
   classify(path, body) {
     if (path.startsWith('/v1/messages/count_tokens')) return 'side';
     if (!path.startsWith('/v1/messages')) return undefined;

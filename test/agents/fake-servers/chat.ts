@@ -5,6 +5,7 @@ import { playable, resolve, sseFrame, startServer, type Answer, type Dialect, ty
  * provider. A request without tools is opencode's title call: answered, not scripted.
  */
 export const chatDialect: Dialect = {
+  callId: (seq, index) => `call_${seq}_${index}`,
   name: 'openai-chat',
   classify(path, body) {
     if (!path.startsWith('/v1/chat/completions')) return undefined;
@@ -28,7 +29,7 @@ export const chatDialect: Dialect = {
     else {
       if (effective.text) sse.push(sseFrame(chunk({ role: 'assistant', content: effective.text }, null)));
       const toolCalls = effective.calls.map((call, index) => ({
-        index, id: `call_${seq}_${index}`, type: 'function', function: { name: call.name, arguments: JSON.stringify(resolve(call.args, request)) },
+        index, id: chatDialect.callId(seq, index), type: 'function', function: { name: call.name, arguments: JSON.stringify(resolve(call.args, request)) },
       }));
       sse.push(sseFrame(chunk({ role: 'assistant', tool_calls: toolCalls }, null)));
       finish = 'tool_calls';

@@ -19,6 +19,9 @@ export interface ModelRequest {
   workspace?: string;
   /** Whether this request consumed a turn of the script. */
   scripted: boolean;
+  /** The tool turn this request was answered with, and the id given to each of its calls (in order). */
+  played?: Turn;
+  callIds?: string[];
 }
 
 export type Args = Record<string, unknown>;
@@ -66,6 +69,8 @@ export interface Dialect {
   /** undefined: not a model request of this dialect (404). */
   classify(path: string, body: Record<string, unknown>): 'model' | 'side' | undefined;
   answer(turn: Turn | undefined, request: ModelRequest, seq: number): Answer;
+  /** The id answer() gives the index-th tool call of the turn it plays as number seq. */
+  callId(seq: number, index: number): string;
   sideAnswer(request: ModelRequest): Answer;
 }
 
@@ -116,6 +121,10 @@ export async function startServer(dialect: Dialect, script: Turn[]): Promise<Fak
         return send(res, { ...answer, sse: (answer.sse ?? []).slice(0, 2), breakAfter: true });
       }
       if (turn?.kind === 'error' && turn.sticky !== false) sticky = turn;
+      if (turn?.kind === 'tools') {
+        request.played = turn;
+        request.callIds = turn.calls.map((_, i) => dialect.callId(seq, i));
+      }
       send(res, dialect.answer(turn, request, seq++));
     });
   });
@@ -250,6 +259,16 @@ export function toolOutputs(request: ModelRequest): ToolOutput[] {
         const name = names.get(block.tool_use_id);
         out.push({ callId: block.tool_use_id, ...(name ? { name } : {}), text: textOf(block.content), isError: block.is_error === true });
       }
+    }
+  }
+  const contents = Array.isArray(request.body.contents) ? (request.body.contents as Record<string, unknown>[]) : [];
+  for (const content of contents) {
+    for (const part of Array.isArray(content.parts) ? (content.parts as Record<string, unknown>[]) : []) {
+      const response = part.functionResponse as { id?: unknown; name?: unknown; response?: unknown } | undefined;
+      if (!response || typeof response.id !== 'string') continue;
+      const text = JSON.stringify(response.response ?? null);
+      const isError = !!response.response && typeof response.response === 'object' && 'error' in response.response;
+      out.push({ callId: response.id, ...(typeof response.name === 'string' ? { name: response.name } : {}), text, isError });
     }
   }
   const input = Array.isArray(request.body.input) ? (request.body.input as Record<string, unknown>[]) : [];

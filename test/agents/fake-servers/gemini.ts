@@ -14,6 +14,7 @@ const usageMetadata = { promptTokenCount: 200, candidatesTokenCount: 20, totalTo
 
 export const geminiDialect: Dialect = {
   name: 'gemini',
+  callId: (seq, index) => `fc_${seq}_${index}`,
   classify(path) {
     if (!path.startsWith('/v1beta/models/')) return undefined;
     if (path.includes(':streamGenerateContent')) return 'model';
@@ -36,7 +37,7 @@ export const geminiDialect: Dialect = {
       sse.push(frame(candidate([{ text: resolve(effective.text, request) }], 'STOP')));
     } else {
       if (effective.text) sse.push(frame(candidate([{ text: effective.text }])));
-      const parts = effective.calls.map((call, i) => ({ functionCall: { id: `fc_${seq}_${i}`, name: call.name, args: resolve(call.args, request) } }));
+      const parts = effective.calls.map((call, i) => ({ functionCall: { id: geminiDialect.callId(seq, i), name: call.name, args: resolve(call.args, request) } }));
       sse.push(frame(candidate(parts, 'STOP')));
     }
     return { status: 200, sse };

@@ -2,6 +2,7 @@ import { playable, resolve, sseFrame, startServer, type Answer, type Dialect, ty
 
 /** OpenAI Responses (POST /v1/responses, SSE), as codex calls it with `wire_api = "responses"`. */
 export const responsesDialect: Dialect = {
+  callId: (seq, index) => `call_${seq}_${index}`,
   name: 'openai-responses',
   classify(path) {
     return path.startsWith('/v1/responses') ? 'model' : undefined;
@@ -19,7 +20,7 @@ export const responsesDialect: Dialect = {
     else {
       if (effective.text) items.push(message(effective.text));
       effective.calls.forEach((call, i) => {
-        const callId = `call_${seq}_${i}`;
+        const callId = responsesDialect.callId(seq, i);
         if (call.custom !== undefined) items.push({ type: 'custom_tool_call', id: `ctc_${seq}_${i}`, call_id: callId, name: call.name, input: resolve(call.custom, request), status: 'completed' });
         else items.push({ type: 'function_call', id: `fc_${seq}_${i}`, call_id: callId, name: call.name, ...(call.namespace ? { namespace: call.namespace } : {}), arguments: JSON.stringify(resolve(call.args, request)), status: 'completed' });
       });

@@ -191,7 +191,7 @@ for (const agent of AGENTS.filter((a) => ONLY.length === 0 || ONLY.includes(a)))
       assert.equal(r.answers[0]?.code, 0, `caesar answer: ${r.why}`);
       assert.ok(r.events.some((e) => e.type === 'answer' && /reject_once/.test(e.answer)), `answer event: ${r.why}`);
       assert.deepEqual(r.outcome.diff?.files ?? [], [], r.why);
-      assert.equal(r.worktree !== undefined && fs.existsSync(path.join(r.worktree, 'hello.txt')), false, r.why);
+      assert.equal(fs.existsSync(path.join(worktreeOfRun(r), 'hello.txt')), false, r.why);
       // Where the agent reported the call at all, it reported it did not succeed.
       const ran = r.events.filter((e) => e.type === 'tool_use' && e.status === 'succeeded' && e.input_summary.includes('hello.txt'));
       assert.deepEqual(ran, [], r.why);
@@ -202,7 +202,7 @@ for (const agent of AGENTS.filter((a) => ONLY.length === 0 || ONLY.includes(a)))
       const r = await delegate('read-only', 'read only', () => undefined);
       assert.deepEqual(r.asked, [], `no question for a read-only task's write: ${r.why}`);
       assert.deepEqual(r.outcome.diff?.files ?? [], [], r.why);
-      assert.equal(r.worktree !== undefined && fs.existsSync(path.join(r.worktree, 'hello.txt')), false, r.why);
+      assert.equal(fs.existsSync(path.join(worktreeOfRun(r), 'hello.txt')), false, r.why);
       const automatic = r.events.filter((e) => e.type === 'progress' && /Permission answered automatically: .*reject/.test(e.message));
       // codex asks too: caesar starts codex-acp with approval_policy=untrusted in every mode.
       assert.equal(automatic.length, 1, `one automatic reject: ${r.why}`);
@@ -236,6 +236,13 @@ function openQuestions(tasks: string, seen: QuestionFile[]): Array<{ taskId: str
 /** The option whose label names that ACP option kind ("Allow (allow_once)"). */
 function labelOf(question: QuestionFile, kind: string): string | undefined {
   return question.options.find((o) => o.endsWith(`(${kind})`));
+}
+
+/** The worktree every task here runs in (--isolation worktree): a check of a file in it must not pass without one. */
+function worktreeOfRun(r: AcpRun): string {
+  assert.ok(r.worktree, `no worktree recorded for the task: ${r.why}`);
+  assert.ok(fs.statSync(r.worktree).isDirectory(), `the worktree ${r.worktree} is not there: ${r.why}`);
+  return r.worktree;
 }
 
 /** The task's worktree, from its state file (undefined for a task that ran in place). */

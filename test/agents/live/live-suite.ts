@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readEventsText, type ProtocolEvent } from '../../../src/protocol';
-import { startAnthropicServer, startChatServer, startGeminiServer, startResponsesServer, type FakeServer, type Turn } from '../fake-servers';
+import { startAnthropicServer, startChatServer, startGeminiServer, startResponsesServer, toolOutputs, type FakeServer, type ToolOutput, type Turn } from '../fake-servers';
 import { MODELS, agentEnv, makeRepo, pinnedBinDir, run, tempDir, type LiveAgent, type Ran } from './harness';
 import { REPORT_WAY, SHELL_COMMAND, readOnlyScript, writeScript } from './scripts';
 
@@ -48,6 +48,18 @@ interface Outcome {
   usage: { input_tokens?: number; output_tokens?: number; cost_usd?: number; duration_ms?: number } | null;
   diff: { files: { path: string; action: string }[]; is_empty: boolean } | null;
   error?: string;
+}
+
+/**
+ * What the CLI sent back to the model for the (single) call of `turn`: the fake server played the turn under call ids
+ * of its own, and a later model request carries the CLI's result for that id. Undefined when the turn was never played
+ * or the CLI never answered its call (it dropped it without trying).
+ */
+function forbiddenWriteAnswer(server: FakeServer, turn: Turn): ToolOutput | undefined {
+  const played = server.requests.find((q) => q.played === turn);
+  const callId = played?.callIds?.[0];
+  if (!callId) return undefined;
+  return server.requests.flatMap((q) => (q.scripted ? toolOutputs(q) : [])).find((o) => o.callId === callId);
 }
 
 export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolean; cost: boolean }): void {
@@ -154,7 +166,8 @@ export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolea
     it('read-only task: it reads, a write attempt changes nothing, a report comes back', async () => {
       // opencode has no read-only mode: caesar confines it to a worktree, so no forbidden write is attempted there.
       const forbidden = agent === 'opencode' ? undefined : 'forbidden.txt';
-      const r = await delegate(readOnlyScript(agent, forbidden), { mode: 'read-only', objective: 'Describe the README' });
+      const script = readOnlyScript(agent, forbidden);
+      const r = await delegate(script, { mode: 'read-only', objective: 'Describe the README' });
       const why = explain(r);
       assert.equal(r.outcome.status, 'succeeded', why);
       assert.equal(r.outcome.report?.status, 'success', why);
@@ -163,9 +176,13 @@ export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolea
       assert.deepEqual(r.outcome.diff?.files ?? [], [], why);
       const tools = r.events.filter((e) => e.type === 'tool_use');
       assert.ok(tools.some((t) => t.type === 'tool_use' && t.status === 'succeeded'), `the read did not succeed: ${why}`);
-      // The forbidden write (when attempted) was stopped by the CLI's own read-only mode: git saw nothing (above), and
-      // where the CLI reported the attempt, it reported it failed. (codex's sandbox often drops the item entirely.)
+      // The forbidden write was attempted and stopped by the CLI's own read-only mode: the model asked for it, the CLI
+      // answered that very call (its refusal) before going on, git saw nothing (above), the file is nowhere, and where
+      // the CLI reported the attempt as an event, it reported it failed. (codex's sandbox often drops the event.)
       if (forbidden) {
+        const answered = forbiddenWriteAnswer(r.server, script[1]!);
+        assert.ok(answered, `the model's write call was never answered by the CLI (no attempt was made): ${why}`);
+        assert.ok(!fs.existsSync(path.join(r.repo, forbidden)), `${forbidden} exists: ${why}`);
         const attempts = tools.filter((t) => t.type === 'tool_use' && t.status !== 'started' && t.input_summary.includes(forbidden));
         for (const attempt of attempts) assert.equal(attempt.type === 'tool_use' && attempt.status, 'failed', why);
       }
