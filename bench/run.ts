@@ -5,6 +5,7 @@
  */
 import { benchEditor } from './editor.bench';
 import { benchFollow } from './follow.bench';
+import { benchMailbox } from './mailbox.bench';
 import { benchMany } from './many.bench';
 import { benchNewFiles } from './newfiles.bench';
 import { benchReconcile } from './reconcile.bench';
@@ -17,6 +18,7 @@ import { benchTranslate } from './translate.bench';
 const BENCHES: Array<[string, string, () => Promise<Record<string, number | string>>]> = [
   ['follow', 'follow a 100k-event task (ours: byte-offset tail; baseline: 200 ms whole-file polling), one process each', benchFollow],
   ['many', '16 tasks written at once, one observer: latency (16 × 1,000 events/s × 5 s) and soak (16 × 200 events/s × BENCH_SOAK_SECONDS, default 60)', benchMany],
+  ['mailbox', 'expire 10,000 pending questions at a task\'s end (QuestionsRelay.expireUnanswered; before issue 23: 2,000 not done after 300 s)', benchMailbox],
   ['reconcile', 'reconcile 1,000 changed files (floor: one `git diff <base>` alone)', benchReconcile],
   ['newfiles', 'a task creating 50,000 new files: `caesar run`, `caesar diff`, `caesar apply` (floor: one `git status --porcelain -uall` of the same tree; target ≤ 5×)', benchNewFiles],
   ['translate', 'translate 100k lines of real captured agent output (floor: JSON.parse of the same lines alone)', benchTranslate],

@@ -70,7 +70,8 @@ describe('reliability: 10,000 pending questions', function () {
     await assert.rejects(answerQuestion(repo, out.task_id, 'q04242', 'too late'), /expired/);
   });
 
-  it(`expiring ${COUNT} pending questions takes under 5 s (measured: printed)`, async () => {
+  // How long the expiry takes is a benchmark's figure (bench/mailbox.bench.ts, `BENCH_ONLY=mailbox npm run bench`).
+  it(`expiring ${COUNT} pending questions leaves none pending`, async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'caesar-questions-'));
     const paths = { questionsDir: path.join(dir, 'questions'), answersDir: path.join(dir, 'answers') };
     const events = new EventsWriter(path.join(dir, 'events.jsonl'), 't_0123456789abcdef0123456789abcdef');
@@ -78,12 +79,8 @@ describe('reliability: 10,000 pending questions', function () {
     await relay.start();
     fileQuestions(paths.questionsDir, COUNT);
     await relay.scan(); // relayed while the agent runs, as in a task
-    const started = Date.now();
     await relay.expireUnanswered();
-    const elapsed = Date.now() - started;
     relay.dispose();
-    console.log(`      expiry of ${COUNT} questions: ${elapsed} ms`);
-    assert.ok(elapsed < 5000, `${elapsed} ms`);
     assert.deepEqual(await readPendingQuestions(paths.questionsDir, paths.answersDir), [], 'none pending once expired');
   });
 });
