@@ -6,10 +6,14 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PINNED, binaryOf, cacheRoot, doneMarker } from './agents.mjs';
+import { mochaHonestyFlags, refuseNarrowingUnderCi } from '../../support/ci-guard.mjs';
 
 const SKIP = 77;
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..', '..');
+
+// CAESAR_LIVE_AGENTS (acp.live.ts) and file names as arguments run part of the suite: refused under CI=true.
+refuseNarrowingUnderCi(['CAESAR_LIVE_AGENTS'], { args: process.argv.slice(2), argsWhat: 'test/agents/live/run.mjs' });
 
 function skip(reason) {
   console.log(`SKIPPED: ${reason}`);
@@ -32,6 +36,6 @@ const only = process.argv.slice(2);
 const files = only.length ? only.map((a) => join('test/agents/live', `${a}.live.ts`)) : ['test/agents/live/*.live.ts'];
 const mocha = join(projectRoot, 'node_modules', '.bin', 'mocha');
 // --config none of .mocharc's spec list: this suite names its own files.
-const args = ['-n', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', mocha, '--no-config', '--require', 'tsx/cjs', '--extension', 'ts', '--timeout', '420000', '--reporter', 'spec', ...files];
+const args = ['-n', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', mocha, '--no-config', '--require', 'tsx/cjs', '--extension', 'ts', '--timeout', '420000', '--reporter', 'spec', ...mochaHonestyFlags(), ...files];
 const result = spawnSync('unshare', args, { cwd: projectRoot, stdio: 'inherit', env: process.env });
 process.exit(result.status ?? 1);
