@@ -73,6 +73,7 @@ describe('engine: the supervisor\'s final writes, observed from another process'
     assert.ok(!ACTIVE_STATUSES.includes(steps[2]!.seen.status as never));
     await waitFor('the supervisor to exit', () => supervisorPid !== undefined && !pidAlive(supervisorPid), 30_000);
     assert.deepEqual(await look(paths), steps[3]!.seen, 'nothing is written after `finished`');
+    await fs.rm(gates, { recursive: true, force: true });
   });
 });
 
