@@ -38,8 +38,8 @@ export interface ConclusionWriters {
 /**
  * Pending state writes settled, then result.json, then the lease and slot given back, then the final state, then the
  * single `finished` event: a follower that sees the final state or `finished` finds everything written and every
- * resource released. The
- * supervisor and gc (concluding a task whose supervisor died) both conclude through here, so the order is one.
+ * resource released. The supervisor and gc (concluding a task whose supervisor died) both conclude through here, so
+ * the order is one.
  */
 export async function writeConclusion(final: Conclusion, writers: ConclusionWriters): Promise<TaskState> {
   const report = parseReport({ ...final.report, ...(final.usage ? { usage: final.usage } : {}) });
