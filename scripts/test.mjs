@@ -7,14 +7,15 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { editorPaths, installEditor, missingPieces } from './setup-editor.mjs';
+import { mochaHonestyFlags, refuseNarrowingUnderCi } from '../test/support/ci-guard.mjs';
 
 export const SKIP_CODE = 77;
 
 const suites = [
-  // Under CI a pending (skipped) mocha test fails the run: CI must prove everything.
-  { key: 'mocha', name: 'unit and integration (mocha)', command: ['npx', 'mocha', ...(process.env.CI === 'true' ? ['--forbid-pending'] : []), '--ignore', 'test/reliability/**', 'test/**/*.test.ts'] },
+  // An `it.only` always fails the run, and under CI a pending (skipped) mocha test does too: CI must prove everything.
+  { key: 'mocha', name: 'unit and integration (mocha)', command: ['npx', 'mocha', ...mochaHonestyFlags(), '--ignore', 'test/reliability/**', 'test/**/*.test.ts'] },
   // Fault injection on real processes, property-based fuzzing, hostile repositories (docs/reliability.md).
-  { key: 'reliability', name: 'reliability (faults, fuzzing, hostile repositories)', command: ['npx', 'mocha', ...(process.env.CI === 'true' ? ['--forbid-pending'] : []), 'test/reliability/**/*.test.ts'] },
+  { key: 'reliability', name: 'reliability (faults, fuzzing, hostile repositories)', command: ['npx', 'mocha', ...mochaHonestyFlags(), 'test/reliability/**/*.test.ts'] },
   { key: 'live', name: 'agent CLIs, live (real binaries, fake model servers, no network)', command: ['node', 'test/agents/live/run.mjs'] },
   // A real one-node Slurm cluster (munged, slurmctld, slurmd) started and stopped by the suite itself.
   { key: 'slurm', name: 'launchers: tasks as Slurm jobs (a real one-node cluster, no network)', command: ['node', 'test/launch/run.mjs'] },
@@ -24,6 +25,8 @@ const suites = [
 ];
 
 const only = process.argv.slice(2);
+// Naming suites runs the others not at all: fine while developing, a failure under CI=true (test/support/ci-guard.mjs).
+refuseNarrowingUnderCi([], { args: only, argsWhat: 'scripts/test.mjs' });
 const ci = process.env.CI === 'true';
 const optedOut = (process.env.CAESAR_TEST_SKIP ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const unknown = optedOut.filter((key) => !suites.some((s) => s.key === key));

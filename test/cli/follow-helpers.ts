@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -12,6 +12,7 @@ import { taskPaths } from '../../src/protocol';
 import type { TaskState } from '../../src/protocol';
 import type { CliIo } from '../../src/cli/io';
 import { runCli } from '../../src/cli/program';
+import { ensureFreshDist } from '../support/dist-freshness.mjs';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const CAESAR_JS = path.join(REPO_ROOT, 'dist', 'caesar.js');
@@ -195,8 +196,10 @@ export async function caesarOnce(cwd: string, args: string[], env: NodeJS.Proces
   return { code, stdout: child.output(), stderr: child.errors() };
 }
 
-/** Builds dist/ when it is missing (npm test builds first; a bare mocha run may not have). */
+/**
+ * Builds dist/ when it is missing or older than the sources (npm test builds first; a bare mocha run after an edit or
+ * a branch switch would otherwise run the old CLI): test/support/dist-freshness.mjs.
+ */
 export function ensureBuilt(): void {
-  if (existsSync(CAESAR_JS) && existsSync(path.join(REPO_ROOT, 'dist', 'demo-agent.js'))) return;
-  execFileSync(process.execPath, ['esbuild.mjs'], { cwd: REPO_ROOT, stdio: 'ignore' });
+  ensureFreshDist(REPO_ROOT);
 }

@@ -7,10 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mochaHonestyFlags, refuseNarrowingUnderCi } from '../support/ci-guard.mjs';
 
 const SKIP = 77;
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..');
+
+// File names as arguments run part of the suite: refused under CI=true (`--bench` is the benchmark, not the tests).
+refuseNarrowingUnderCi([], { args: process.argv.slice(2).filter((a) => a !== '--bench'), argsWhat: 'test/launch/run.mjs' });
 
 function skip(reason) {
   console.log(`SKIPPED: ${reason}`);
@@ -40,7 +44,7 @@ const script = [
   'echo "slurm: $(sinfo --noheader --format="%P %t %c CPUs")"',
   bench
     ? `BENCH_ONLY=slurm "${join(projectRoot, 'node_modules', '.bin', 'tsx')}" bench/run.ts`
-    : `"${mocha}" --no-config --require tsx/cjs --extension ts --timeout 420000 --reporter spec ${files.join(' ')}`,
+    : `"${mocha}" --no-config --require tsx/cjs --extension ts --timeout 420000 --reporter spec ${mochaHonestyFlags().join(' ')} ${files.join(' ')}`,
 ].join('\n');
 const result = spawnSync('unshare', ['-n', 'bash', '-c', script], { cwd: projectRoot, stdio: 'inherit', env: { ...process.env, CAESAR_SLURM_SCRATCH: scratch } });
 if (result.status === 0 && !process.env.CAESAR_KEEP_LIVE) rmSync(scratch, { recursive: true, force: true });

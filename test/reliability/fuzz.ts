@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { assertNoNarrowingUnderCi } from '../support/ci-guard.mjs';
 
 /**
  * Mutations of real documents for the property tests: a JSON value with one edit at a random place (a field
@@ -87,10 +88,22 @@ export function mutatedLine(seedLines: readonly string[]): fc.Arbitrary<string> 
   );
 }
 
-/** numRuns for a property: CAESAR_FUZZ_SCALE (default 1) scales every count, so CI and a deep local run differ. */
+/**
+ * numRuns for a property: CAESAR_FUZZ_SCALE (default 1) scales every count, so CI and a deep local run differ. Under
+ * CI=true a scale below 1 is refused (it would shrink the suite; test/support/ci-guard.mjs); a scale that is not a
+ * positive number is refused anywhere, rather than quietly read as 1.
+ */
 export function runs(base: number): number {
-  const scale = Number(process.env.CAESAR_FUZZ_SCALE ?? '1');
-  return Math.max(1, Math.round(base * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
+  return Math.max(1, Math.round(base * fuzzScale()));
+}
+
+export function fuzzScale(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.CAESAR_FUZZ_SCALE;
+  if (raw === undefined || raw === '') return 1;
+  const scale = Number(raw);
+  if (!Number.isFinite(scale) || scale <= 0) throw new Error(`CAESAR_FUZZ_SCALE=${raw} is not a positive number (1 is the default; 10 runs ten times the cases)`);
+  assertNoNarrowingUnderCi([{ name: 'CAESAR_FUZZ_SCALE', allowed: (value) => Number(value) >= 1 }], env);
+  return scale;
 }
 
 /** Prints a property's case count under its test title, for docs/reliability.md. */

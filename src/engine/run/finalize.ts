@@ -36,9 +36,10 @@ export interface ConclusionWriters {
 }
 
 /**
- * result.json, then the lease and slot given back, then the final state, then the single `finished` event: a
- * follower that sees the final state or `finished` finds everything written and every resource released. The
- * supervisor and gc (concluding a task whose supervisor died) both conclude through here, so the order is one.
+ * Pending state writes settled, then result.json, then the lease and slot given back, then the final state, then the
+ * single `finished` event: a follower that sees the final state or `finished` finds everything written and every
+ * resource released. The supervisor and gc (concluding a task whose supervisor died) both conclude through here, so
+ * the order is one.
  */
 export async function writeConclusion(final: Conclusion, writers: ConclusionWriters): Promise<TaskState> {
   const report = parseReport({ ...final.report, ...(final.usage ? { usage: final.usage } : {}) });
@@ -53,6 +54,9 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
     ...(final.checks?.length ? { checks: final.checks } : {}),
     ...(final.repositoryChanges ? { repository_changes: final.repositoryChanges } : {}),
   };
+  // A phase label still being written (phase() does not wait for it) lands first: after result.json a reader sees
+  // only the final state change, never a stale "computing the diff" once the conclusion is out.
+  await writers.state.settled();
   await writeJsonAtomic(writers.resultFile, capResultLists(result));
   // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.
   const endedAt = new Date().toISOString();

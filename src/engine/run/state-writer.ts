@@ -28,4 +28,9 @@ export class StateWriter {
     this.chain = next.catch(() => undefined);
     return next;
   }
+
+  /** Resolves once every update asked for so far is on disk (or failed): fire-and-forget phase labels included. */
+  async settled(): Promise<void> {
+    await this.chain;
+  }
 }

@@ -6,10 +6,15 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PINNED, binaryOf, cacheRoot, doneMarker } from './agents.mjs';
+import { mochaHonestyFlags, refuseNarrowingUnderCi } from '../../support/ci-guard.mjs';
+import { ensureFreshDist } from '../../support/dist-freshness.mjs';
 
 const SKIP = 77;
 const here = dirname(fileURLToPath(import.meta.url));
 const projectRoot = resolve(here, '..', '..', '..');
+
+// CAESAR_LIVE_AGENTS (acp.live.ts) and file names as arguments run part of the suite: refused under CI=true.
+refuseNarrowingUnderCi(['CAESAR_LIVE_AGENTS'], { args: process.argv.slice(2), argsWhat: 'test/agents/live/run.mjs' });
 
 function skip(reason) {
   console.log(`SKIPPED: ${reason}`);
@@ -18,7 +23,8 @@ function skip(reason) {
 
 const missing = PINNED.filter((e) => !existsSync(doneMarker(e)) || (binaryOf(e) && !existsSync(binaryOf(e)))).map((e) => `${e.pkg}@${e.version}`);
 if (missing.length) skip(`agent CLIs not installed in ${cacheRoot()}/agents: ${missing.join(', ')} (run: node test/agents/live/install.mjs)`);
-if (!existsSync(join(projectRoot, 'dist', 'caesar.js'))) skip('dist/caesar.js is missing (run: npm run build)');
+// The suite runs dist/caesar.js: built now when missing or older than the sources, never a stale one.
+if (ensureFreshDist(projectRoot) === 'rebuilt') console.log('dist/ was missing or older than the sources: rebuilt');
 // codex-acp runs codex's commands through bubblewrap, a Debian package npm cannot bring (.ci/run installs it).
 if (spawnSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).status !== 0) {
   skip('bwrap is not installed (codex over ACP needs it): apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap');
@@ -32,6 +38,6 @@ const only = process.argv.slice(2);
 const files = only.length ? only.map((a) => join('test/agents/live', `${a}.live.ts`)) : ['test/agents/live/*.live.ts'];
 const mocha = join(projectRoot, 'node_modules', '.bin', 'mocha');
 // --config none of .mocharc's spec list: this suite names its own files.
-const args = ['-n', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', mocha, '--no-config', '--require', 'tsx/cjs', '--extension', 'ts', '--timeout', '420000', '--reporter', 'spec', ...files];
+const args = ['-n', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', mocha, '--no-config', '--require', 'tsx/cjs', '--extension', 'ts', '--timeout', '420000', '--reporter', 'spec', ...mochaHonestyFlags(), ...files];
 const result = spawnSync('unshare', args, { cwd: projectRoot, stdio: 'inherit', env: process.env });
 process.exit(result.status ?? 1);

@@ -14,6 +14,7 @@ import {
   writablePathDirs,
   type ShimTarget,
 } from '../../../src/base/cli-shim';
+import { ensureFreshDist } from '../../support/dist-freshness.mjs';
 
 // The shim behind "Caesar: Install 'caesar' Command in PATH": written into real folders and executed by /bin/sh, as a
 // user's terminal runs it.
@@ -22,8 +23,10 @@ const PACKAGE_VERSION = (JSON.parse(readFileSync(path.resolve(__dirname, '..', '
 
 describe("extension: the 'caesar' command shim", () => {
   let dir: string;
+  // The shim runs the built CLI: built now when missing or older than the sources (test/support/dist-freshness.mjs).
   before(function () {
-    if (!existsSync(CAESAR_JS)) throw new Error(`${CAESAR_JS} is missing: run \`npm run build\` first`);
+    this.timeout(120_000);
+    ensureFreshDist(path.resolve(__dirname, '..', '..', '..'));
   });
   beforeEach(() => {
     // A quote and a space in the folder name: the shim must quote every path it runs.

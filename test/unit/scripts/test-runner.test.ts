@@ -1,6 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { fuzzScale } from '../../reliability/fuzz';
 
 /**
  * `npm test`'s runner (scripts/test.mjs): leaving a suite out is an explicit opt-out (CAESAR_TEST_SKIP), printed in
@@ -8,10 +11,10 @@ import * as path from 'node:path';
  */
 const ROOT = path.resolve(__dirname, '../../..');
 
-function runner(env: NodeJS.ProcessEnv) {
+function runner(env: NodeJS.ProcessEnv, args: string[] = [], script = 'scripts/test.mjs') {
   const clean = { ...process.env };
-  delete clean.CI;
-  const result = spawnSync(process.execPath, ['scripts/test.mjs'], { cwd: ROOT, env: { ...clean, ...env }, encoding: 'utf8', timeout: 30_000 });
+  for (const name of ['CI', 'CAESAR_TEST_SKIP', 'CAESAR_LIVE_AGENTS', 'CAESAR_FUZZ_SCALE']) delete clean[name];
+  const result = spawnSync(process.execPath, [script, ...args], { cwd: ROOT, env: { ...clean, ...env }, encoding: 'utf8', timeout: 30_000 });
   return { code: result.status, out: result.stdout + result.stderr };
 }
 
@@ -34,5 +37,109 @@ describe('npm test runner: opting out of suites', () => {
     const { code, out } = runner({ CAESAR_TEST_SKIP: 'livee' });
     assert.equal(code, 2, out);
     assert.match(out, /unknown suites: livee \(known: mocha, reliability, live, slurm, editor, start\)/);
+  });
+});
+
+/**
+ * The mocha suites run through `npx mocha …`: an `npx` of our own first on PATH stands in for it, records the
+ * arguments the runner passed, and exits with the code the test chose (77 = "this suite skipped itself").
+ */
+function fakeNpx(exitCode: number) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'caesar-fake-npx-'));
+  const log = path.join(dir, 'calls.log');
+  writeFileSync(path.join(dir, 'npx'), `#!/bin/sh\necho "$*" >> '${log}'\nexit ${exitCode}\n`);
+  chmodSync(path.join(dir, 'npx'), 0o755);
+  return {
+    env: { PATH: `${dir}${path.delimiter}${process.env.PATH ?? ''}` },
+    calls: () => readFileSync(log, 'utf8').trim().split('\n'),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+// Every suite but the two mocha ones is opted out, so nothing is installed and no real suite runs.
+const ONLY_MOCHA_SUITES = { CAESAR_TEST_SKIP: 'live,slurm,editor,start' };
+
+describe('npm test runner: skips and narrowing cannot pass under CI', () => {
+  it('passes --forbid-only to both mocha suites, and --forbid-pending only under CI=true', () => {
+    const npx = fakeNpx(0);
+    try {
+      const local = runner({ ...npx.env, ...ONLY_MOCHA_SUITES });
+      assert.equal(local.code, 0, local.out);
+      const localCalls = npx.calls();
+      assert.equal(localCalls.length, 2, local.out);
+      for (const call of localCalls) {
+        assert.match(call, /^mocha /);
+        assert.ok(call.split(' ').includes('--forbid-only'), call);
+        assert.ok(!call.split(' ').includes('--forbid-pending'), call);
+      }
+      const ci = runner({ ...npx.env, ...ONLY_MOCHA_SUITES, CI: 'true' });
+      const ciCalls = npx.calls().slice(2);
+      assert.equal(ciCalls.length, 2, ci.out);
+      for (const call of ciCalls) {
+        assert.ok(call.split(' ').includes('--forbid-only'), call);
+        assert.ok(call.split(' ').includes('--forbid-pending'), call);
+      }
+    } finally {
+      npx.remove();
+    }
+  });
+
+  it('a suite exiting 77 (skipped itself) is SKIPPED locally and FAILED under CI=true', () => {
+    const npx = fakeNpx(77);
+    try {
+      const local = runner({ ...npx.env, ...ONLY_MOCHA_SUITES });
+      assert.equal(local.code, 0, local.out);
+      assert.match(local.out, /=== SKIPPED: unit and integration \(mocha\) \(see the reason above\)/);
+      assert.match(local.out, /suites: 0 passed, 0 failed, 6 skipped/);
+      const ci = runner({ ...npx.env, ...ONLY_MOCHA_SUITES, CI: 'true' });
+      assert.equal(ci.code, 1, ci.out);
+      assert.match(ci.out, /=== FAILED: unit and integration \(mocha\) \(skipped, which CI=true does not allow/);
+      assert.match(ci.out, /=== FAILED: reliability .*\(skipped, which CI=true does not allow/);
+      assert.doesNotMatch(ci.out, /=== SKIPPED/);
+    } finally {
+      npx.remove();
+    }
+  });
+
+  it('naming suites on the command line runs only those locally, and is refused under CI=true before anything runs', () => {
+    const npx = fakeNpx(0);
+    try {
+      const local = runner({ ...npx.env }, ['mocha']);
+      assert.equal(local.code, 0, local.out);
+      assert.equal(npx.calls().length, 1, local.out);
+      const ci = runner({ ...npx.env, CI: 'true' }, ['mocha']);
+      assert.equal(ci.code, 1, ci.out);
+      assert.match(ci.out, /REFUSED under CI: scripts\/test\.mjs mocha runs part of the suite only, which CI=true does not allow/);
+      assert.equal(npx.calls().length, 1, 'no suite ran under CI');
+    } finally {
+      npx.remove();
+    }
+  });
+
+  it('the live suite refuses CAESAR_LIVE_AGENTS and named files under CI=true, with a failure, not the skip code', () => {
+    const agents = runner({ CI: 'true', CAESAR_LIVE_AGENTS: 'gemini' }, [], 'test/agents/live/run.mjs');
+    assert.equal(agents.code, 1, agents.out);
+    assert.match(agents.out, /REFUSED under CI: CAESAR_LIVE_AGENTS=gemini narrows the suite, which CI=true does not allow/);
+    const files = runner({ CI: 'true' }, ['acp'], 'test/agents/live/run.mjs');
+    assert.equal(files.code, 1, files.out);
+    assert.match(files.out, /REFUSED under CI: test\/agents\/live\/run\.mjs acp runs part of the suite only/);
+    // Without CI the switch is not refused: the runner goes on (here to its own checks, which may skip with 77).
+    const local = runner({ CAESAR_LIVE_AGENTS: 'gemini', PATH: '/nonexistent' }, [], 'test/agents/live/run.mjs');
+    assert.doesNotMatch(local.out, /REFUSED/);
+  });
+
+  it('the launcher suite refuses named files under CI=true', () => {
+    const files = runner({ CI: 'true' }, ['test/launch/slurm.live.ts'], 'test/launch/run.mjs');
+    assert.equal(files.code, 1, files.out);
+    assert.match(files.out, /REFUSED under CI: test\/launch\/run\.mjs test\/launch\/slurm\.live\.ts runs part of the suite only/);
+  });
+
+  it('CAESAR_FUZZ_SCALE below 1 is refused under CI=true, 1 or more is allowed; a scale that is no number is refused anywhere', () => {
+    assert.equal(fuzzScale({}), 1);
+    assert.equal(fuzzScale({ CAESAR_FUZZ_SCALE: '0.1' }), 0.1, 'a quick local run may shrink it');
+    assert.throws(() => fuzzScale({ CAESAR_FUZZ_SCALE: '0.1', CI: 'true' }), /REFUSED under CI: CAESAR_FUZZ_SCALE=0\.1 narrows the suite/);
+    assert.equal(fuzzScale({ CAESAR_FUZZ_SCALE: '10', CI: 'true' }), 10, 'a scale that only grows the suite');
+    assert.throws(() => fuzzScale({ CAESAR_FUZZ_SCALE: 'lots' }), /CAESAR_FUZZ_SCALE=lots is not a positive number/);
+    assert.throws(() => fuzzScale({ CAESAR_FUZZ_SCALE: '0' }), /not a positive number/);
   });
 });
