@@ -59,7 +59,7 @@ export async function worktreeState(worktree: string, baseRef: string, excluded:
 }
 
 /** Paths that differ between two tree-ishes (renames as a deletion and an addition: both paths count). */
-async function changedBetween(repo: WorktreeRepo, from: string, to: string): Promise<string[]> {
+export async function changedBetween(repo: WorktreeRepo, from: string, to: string): Promise<string[]> {
   const diff = await runGit([...worktreeGitArgs(repo), 'diff-tree', '-r', '--no-renames', '--name-only', '-z', '--end-of-options', from, to], { cwd: repo.workTree });
   return splitNul(diff.stdout);
 }

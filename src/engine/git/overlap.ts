@@ -1,6 +1,6 @@
 import type { TaskSummary } from '../store/store';
 import { checkObjectId } from './record-checks';
-import { predictMerge, stateCommit, worktreeState, type MergePrediction, type WorktreeState } from './merge-prediction';
+import { changedBetween, predictMerge, stateCommit, worktreeState, type MergePrediction, type WorktreeState } from './merge-prediction';
 
 /*
  * Overlap before it hurts (issue 25): the files each running or finished-but-unapplied worktree task has changed so
@@ -12,7 +12,8 @@ import { predictMerge, stateCommit, worktreeState, type MergePrediction, type Wo
  *    until it shares a file with another task;
  *  - a running task's files come from git (its worktree staged into a private index and written as a tree); the
  *    tree is recomputed only when the task moved on (its event log grew, its status changed), and reused otherwise;
- *  - a prediction is cached by the two states' commits, which name the exact contents: unchanged tasks cost nothing.
+ *  - a prediction is cached by the two states' trees, which name the exact contents: unchanged tasks cost nothing;
+ *  - a file both tasks changed to the same content is no overlap (the same fix twice is in nobody's way).
  */
 
 export type OverlapPrediction = 'clean' | 'conflict' | 'unknown';
@@ -66,7 +67,8 @@ function sideKey(s: TaskSummary): string {
  */
 export class OverlapTracker {
   private readonly sides = new Map<string, CachedSide>();
-  private readonly predictions = new Map<string, MergePrediction>();
+  /** By the two states' trees: the shared files whose contents differ, and git's prediction for them. */
+  private readonly predictions = new Map<string, MergePrediction & { files: string[] }>();
 
   /** Every candidate task's overlaps with the others (tasks without one are absent). */
   async compute(summaries: readonly TaskSummary[]): Promise<Map<string, TaskOverlap[]>> {
@@ -79,10 +81,10 @@ export class OverlapTracker {
         const [a, b] = [sides[i] as TaskSide, sides[j] as TaskSide];
         const shared = sharedFiles(a.files, b.files);
         if (shared.length === 0) continue;
-        const pair = await this.comparePair(a, b);
-        if (!pair) continue; // different repositories: they never meet
+        const pair = await this.comparePair(a, b, shared);
+        if (!pair) continue; // different repositories, or the same content in both: they are not in each other's way
         const add = (side: TaskSide, other: TaskSide) =>
-          overlaps.set(side.summary.id, [...(overlaps.get(side.summary.id) ?? []), { with: other.summary.id, files: shared, ...pair }]);
+          overlaps.set(side.summary.id, [...(overlaps.get(side.summary.id) ?? []), { with: other.summary.id, ...pair }]);
         add(a, b);
         add(b, a);
       }
@@ -113,24 +115,35 @@ export class OverlapTracker {
     return side;
   }
 
-  /** The prediction for two tasks sharing files, or undefined when they belong to different repositories. */
-  private async comparePair(a: TaskSide, b: TaskSide): Promise<Omit<TaskOverlap, 'with' | 'files'> | undefined> {
+  /**
+   * The overlap of two tasks sharing `shared` files: the files whose contents differ between them (a file both
+   * changed the same way is no overlap) and git's prediction. Undefined when they belong to different repositories
+   * or differ in none of the shared files.
+   */
+  private async comparePair(a: TaskSide, b: TaskSide, shared: string[]): Promise<Omit<TaskOverlap, 'with'> | undefined> {
     try {
       await Promise.all([this.ensureState(a), this.ensureState(b)]);
       const [sa, sb] = [a.state as WorktreeState, b.state as WorktreeState];
       if (sa.commonDir !== sb.commonDir) return undefined;
-      a.commit ??= await stateCommit(sa.repo, sa.tree, a.base);
-      b.commit ??= await stateCommit(sb.repo, sb.tree, b.base);
-      const key = [a.commit, b.commit].sort().join(':');
-      let prediction = this.predictions.get(key);
-      if (!prediction) {
-        prediction = await predictMerge(sa.repo, a.commit, b.commit);
-        this.predictions.set(key, prediction);
+      const key = [`${a.base}:${sa.tree}`, `${b.base}:${sb.tree}`].sort().join(' ');
+      let known = this.predictions.get(key);
+      if (!known) {
+        const differing = new Set(sa.tree === sb.tree ? [] : await changedBetween(sa.repo, sa.tree, sb.tree));
+        const files = shared.filter((f) => differing.has(f));
+        known = { files, ...(files.length ? await predictMerge(sa.repo, await this.commitOf(a), await this.commitOf(b)) : { conflict: false, conflicts: [] }) };
+        this.predictions.set(key, known);
       }
-      return { prediction: prediction.conflict ? 'conflict' : 'clean', conflicts: prediction.conflicts };
+      if (known.files.length === 0) return undefined;
+      return { files: known.files, prediction: known.conflict ? 'conflict' : 'clean', conflicts: known.conflicts };
     } catch (error) {
-      return { prediction: 'unknown', conflicts: [], reason: (error as Error).message };
+      return { files: shared, prediction: 'unknown', conflicts: [], reason: (error as Error).message };
     }
+  }
+
+  private async commitOf(side: TaskSide): Promise<string> {
+    const state = side.state as WorktreeState;
+    side.commit ??= await stateCommit(state.repo, state.tree, side.base);
+    return side.commit;
   }
 
   /** A finished task's worktree is read only once it shares a file with another task. */

@@ -118,6 +118,20 @@ describe('engine: overlap of finished, unapplied tasks', function () {
     assert.equal(after.size, 0, 'an applied task is no longer a candidate');
   });
 
+  it('two tasks that made the same change to a file do not overlap on it', async () => {
+    const repo = makeRepo({ 'shared.txt': BASE, 'other.txt': 'x\n' });
+    const same = { 'shared.txt': withLine(3, 'three, the same fix') };
+    const a = (await startFixture(repo, { mode: 'success', files: same })).id;
+    await waitForFinished(repo, a);
+    const b = (await startFixture(repo, { mode: 'success', files: { ...same, 'other.txt': 'by B\n' } })).id;
+    await waitForFinished(repo, b);
+    const c = (await startFixture(repo, { mode: 'success', files: { 'other.txt': 'by C\n' } })).id;
+    await waitForFinished(repo, c);
+    const overlaps = await new OverlapTracker().compute(await summaries(repo));
+    assert.equal(overlaps.get(a), undefined, 'A and B changed shared.txt identically');
+    assert.deepEqual(overlaps.get(b), [{ with: c, files: ['other.txt'], prediction: 'conflict', conflicts: ['other.txt'] }]);
+  });
+
   it('a task whose worktree was removed behind Caesar\'s back gets an unknown prediction with the reason', async () => {
     const repo = makeRepo({ 'shared.txt': BASE });
     const a = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(2, 'two, by A') } })).id;
