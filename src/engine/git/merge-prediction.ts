@@ -93,17 +93,44 @@ export interface MergePrediction {
 }
 
 /**
- * `git merge-tree --write-tree` of two commits: exit 0 merges cleanly, 1 has conflicts (listed with --name-only).
- * It writes the merged tree's objects and nothing else: no index, no working tree, no ref.
+ * Many `git merge-tree --write-tree` merges in ONE process (`--stdin`, a pair of commits per line): per merge,
+ * `<1 clean | 0 conflicts>\0<tree>\0<conflicted path>\0…\0`. It writes the merged trees' objects and nothing
+ * else: no index, no working tree, no ref.
  */
-export async function predictMerge(repo: WorktreeRepo, a: string, b: string): Promise<MergePrediction> {
-  const merged = await runGit([...worktreeGitArgs(repo), 'merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', a, b], {
+export async function predictMerges(repo: WorktreeRepo, pairs: ReadonlyArray<readonly [string, string]>): Promise<MergePrediction[]> {
+  if (pairs.length === 0) return [];
+  const merged = await runGit([...worktreeGitArgs(repo), 'merge-tree', '--stdin', '--write-tree', '--name-only', '--no-messages', '-z'], {
     cwd: repo.workTree,
-    okCodes: [0, 1],
+    input: pairs.map(([a, b]) => `${a} ${b}\n`).join(''),
   });
-  if (merged.code === 0) return { conflict: false, conflicts: [] };
-  // `<tree>\0<path>\0<path>\0…\0\0`: the merged tree's id, then each conflicted path, then an empty field.
-  const fields = splitNul(merged.stdout).slice(1);
-  const end = fields.indexOf('');
-  return { conflict: true, conflicts: [...new Set(end < 0 ? fields : fields.slice(0, end))] };
+  const fields = splitNul(merged.stdout);
+  const predictions: MergePrediction[] = [];
+  let at = 0;
+  while (predictions.length < pairs.length && at < fields.length) {
+    const clean = fields[at] === '1';
+    at += 2; // the status, then the merged tree's id
+    const conflicts: string[] = [];
+    while (at < fields.length && fields[at] !== '') conflicts.push(fields[at++] as string);
+    at++; // the empty field that ends this merge
+    predictions.push({ conflict: !clean, conflicts: [...new Set(conflicts)] });
+  }
+  if (predictions.length !== pairs.length) throw new Error(`git merge-tree answered ${predictions.length} of ${pairs.length} merges`);
+  return predictions;
+}
+
+/** The blob id of each `<tree>:<path>` (undefined when the tree has no such file), in one `cat-file --batch-check`. */
+export async function blobIds(repo: WorktreeRepo, specs: readonly string[]): Promise<Map<string, string | undefined>> {
+  const ids = new Map<string, string | undefined>();
+  if (specs.length === 0) return ids;
+  const answer = await runGit([...worktreeGitArgs(repo), 'cat-file', '-z', '--batch-check=%(objectname) %(objecttype)'], {
+    cwd: repo.workTree,
+    input: specs.map((spec) => `${spec}\0`).join(''),
+  });
+  // One line per spec, in order: `<oid> <type>`, or `<spec> missing`.
+  const lines = answer.stdout.toString('utf8').split('\n');
+  specs.forEach((spec, i) => {
+    const [oid, type] = (lines[i] ?? '').split(' ');
+    ids.set(spec, type === 'blob' ? oid : undefined);
+  });
+  return ids;
 }

@@ -1,6 +1,6 @@
 import type { TaskSummary } from '../store/store';
 import { checkObjectId } from './record-checks';
-import { changedBetween, predictMerge, stateCommit, worktreeState, type MergePrediction, type WorktreeState } from './merge-prediction';
+import { blobIds, predictMerges, stateCommit, worktreeState, type MergePrediction, type WorktreeState } from './merge-prediction';
 
 /*
  * Overlap before it hurts (issue 25): the files each running or finished-but-unapplied worktree task has changed so
@@ -42,6 +42,30 @@ interface TaskSide {
   error?: string;
 }
 
+/** Two tasks that changed some files in common, and what the comparison found. */
+interface Pair {
+  a: TaskSide;
+  b: TaskSide;
+  shared: string[];
+  /** The shared files whose contents differ between the two. */
+  differing?: string[];
+  result?: Omit<TaskOverlap, 'with'>;
+}
+
+/** What is kept per pair of states: the differing shared files and git's prediction for them. */
+type KnownPrediction = MergePrediction & { files: string[] };
+
+/** The two states by base and tree: the exact contents compared (the same tree on another base is another merge). */
+function pairKey({ a, b }: Pair): string {
+  return [`${a.base}:${a.state!.tree}`, `${b.base}:${b.state!.tree}`].sort().join(' ');
+}
+
+/** The overlap to show, or undefined when no shared file differs. */
+function resultOf(known: KnownPrediction): Omit<TaskOverlap, 'with'> | undefined {
+  if (known.files.length === 0) return undefined;
+  return { files: known.files, prediction: known.conflict ? 'conflict' : 'clean', conflicts: known.conflicts };
+}
+
 interface CachedSide {
   key: string;
   side: TaskSide;
@@ -68,28 +92,79 @@ function sideKey(s: TaskSummary): string {
 export class OverlapTracker {
   private readonly sides = new Map<string, CachedSide>();
   /** By the two states' trees: the shared files whose contents differ, and git's prediction for them. */
-  private readonly predictions = new Map<string, MergePrediction & { files: string[] }>();
+  private readonly predictions = new Map<string, KnownPrediction>();
 
   /** Every candidate task's overlaps with the others (tasks without one are absent). */
   async compute(summaries: readonly TaskSummary[]): Promise<Map<string, TaskOverlap[]>> {
     const candidates = overlapCandidates(summaries);
     const sides = await Promise.all(candidates.map((s) => this.sideOf(s)));
     this.forgetAllBut(new Set(candidates.map((s) => s.id)));
-    const overlaps = new Map<string, TaskOverlap[]>();
+    const pairs: Pair[] = [];
     for (let i = 0; i < sides.length; i++) {
       for (let j = i + 1; j < sides.length; j++) {
         const [a, b] = [sides[i] as TaskSide, sides[j] as TaskSide];
         const shared = sharedFiles(a.files, b.files);
-        if (shared.length === 0) continue;
-        const pair = await this.comparePair(a, b, shared);
-        if (!pair) continue; // different repositories, or the same content in both: they are not in each other's way
-        const add = (side: TaskSide, other: TaskSide) =>
-          overlaps.set(side.summary.id, [...(overlaps.get(side.summary.id) ?? []), { with: other.summary.id, ...pair }]);
-        add(a, b);
-        add(b, a);
+        if (shared.length) pairs.push({ a, b, shared });
       }
     }
+    await this.predictAll(pairs);
+    const overlaps = new Map<string, TaskOverlap[]>();
+    const add = (side: TaskSide, overlap: TaskOverlap) => overlaps.set(side.summary.id, [...(overlaps.get(side.summary.id) ?? []), overlap]);
+    for (const { a, b, result } of pairs) {
+      // Undefined: different repositories, or the same content in both (they are not in each other's way).
+      if (!result) continue;
+      add(a, { with: b.summary.id, ...result });
+      add(b, { with: a.summary.id, ...result });
+    }
     return overlaps;
+  }
+
+  /**
+   * Fills each pair's result: a handful of git processes for all of them together, whatever their number — each
+   * side's worktree read once, one `cat-file` for the shared files' contents, one commit per side, one `merge-tree
+   * --stdin` for every pair not already known — per repository.
+   */
+  private async predictAll(pairs: Pair[]): Promise<void> {
+    const involved = [...new Set(pairs.flatMap((p) => [p.a, p.b]))];
+    await Promise.all(involved.map((side) => this.ensureState(side).catch((error: Error) => (side.error = error.message))));
+    const open: Pair[] = [];
+    for (const pair of pairs) {
+      const { a, b } = pair;
+      if (a.error || b.error) pair.result = { files: pair.shared, prediction: 'unknown', conflicts: [], reason: (a.error ?? b.error) as string };
+      else if (a.state?.commonDir !== b.state?.commonDir) pair.result = undefined;
+      else if (this.known(pair)) pair.result = resultOf(this.known(pair)!);
+      else open.push(pair);
+    }
+    const byRepository = new Map<string, Pair[]>();
+    for (const pair of open) byRepository.set(pair.a.state!.commonDir, [...(byRepository.get(pair.a.state!.commonDir) ?? []), pair]);
+    await Promise.all([...byRepository.values()].map((group) => this.predictGroup(group)));
+  }
+
+  private async predictGroup(group: Pair[]): Promise<void> {
+    const repo = (group[0] as Pair).a.state!.repo;
+    try {
+      const specs = group.flatMap(({ a, b, shared }) => shared.filter((f) => !f.includes('\n')).flatMap((f) => [`${a.state!.tree}:${f}`, `${b.state!.tree}:${f}`]));
+      const blobs = await blobIds(repo, [...new Set(specs)]);
+      // A file both changed to the same content is no overlap (a path holding a newline is never taken as the same).
+      const same = (a: TaskSide, b: TaskSide, f: string) => !f.includes('\n') && blobs.get(`${a.state!.tree}:${f}`) === blobs.get(`${b.state!.tree}:${f}`);
+      for (const pair of group) pair.differing = pair.shared.filter((f) => !same(pair.a, pair.b, f));
+      const merging = group.filter((p) => p.differing!.length > 0);
+      const sides = [...new Set(merging.flatMap((p) => [p.a, p.b]))];
+      await Promise.all(sides.map((side) => this.commitOf(side)));
+      const predictions = await predictMerges(repo, merging.map((p) => [p.a.commit!, p.b.commit!] as const));
+      for (const pair of group) {
+        const at = merging.indexOf(pair);
+        const known = { files: pair.differing!, ...(at >= 0 ? (predictions[at] as MergePrediction) : { conflict: false, conflicts: [] }) };
+        this.predictions.set(pairKey(pair), known);
+        pair.result = resultOf(known);
+      }
+    } catch (error) {
+      for (const pair of group) pair.result = { files: pair.shared, prediction: 'unknown', conflicts: [], reason: (error as Error).message };
+    }
+  }
+
+  private known(pair: Pair): KnownPrediction | undefined {
+    return this.predictions.get(pairKey(pair));
   }
 
   private async sideOf(summary: TaskSummary): Promise<TaskSide> {
@@ -113,31 +188,6 @@ export class OverlapTracker {
     }
     this.sides.set(summary.id, { key, side });
     return side;
-  }
-
-  /**
-   * The overlap of two tasks sharing `shared` files: the files whose contents differ between them (a file both
-   * changed the same way is no overlap) and git's prediction. Undefined when they belong to different repositories
-   * or differ in none of the shared files.
-   */
-  private async comparePair(a: TaskSide, b: TaskSide, shared: string[]): Promise<Omit<TaskOverlap, 'with'> | undefined> {
-    try {
-      await Promise.all([this.ensureState(a), this.ensureState(b)]);
-      const [sa, sb] = [a.state as WorktreeState, b.state as WorktreeState];
-      if (sa.commonDir !== sb.commonDir) return undefined;
-      const key = [`${a.base}:${sa.tree}`, `${b.base}:${sb.tree}`].sort().join(' ');
-      let known = this.predictions.get(key);
-      if (!known) {
-        const differing = new Set(sa.tree === sb.tree ? [] : await changedBetween(sa.repo, sa.tree, sb.tree));
-        const files = shared.filter((f) => differing.has(f));
-        known = { files, ...(files.length ? await predictMerge(sa.repo, await this.commitOf(a), await this.commitOf(b)) : { conflict: false, conflicts: [] }) };
-        this.predictions.set(key, known);
-      }
-      if (known.files.length === 0) return undefined;
-      return { files: known.files, prediction: known.conflict ? 'conflict' : 'clean', conflicts: known.conflicts };
-    } catch (error) {
-      return { files: shared, prediction: 'unknown', conflicts: [], reason: (error as Error).message };
-    }
   }
 
   private async commitOf(side: TaskSide): Promise<string> {
