@@ -11,6 +11,8 @@ export type StepName = 'folder' | 'objective' | 'target' | 'targets' | 'checks' 
 export interface ShownStep {
   step: StepName;
   input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox;
+  /** Presses the step's own title-bar button with this tooltip, as a click would (tests cannot click). */
+  press?: (tooltip: string) => void;
 }
 
 /** What the caller already knows (command arguments, the selection): steps with a preset answer start from it. */
@@ -49,10 +51,8 @@ const OPTIONS_BUTTON: vscode.QuickInputButton = {
 };
 
 /** On the agents step of Delegate to Several Agents: the same checks for every agent, so their results compare. */
-const CHECKS_BUTTON: vscode.QuickInputButton = {
-  iconPath: new vscode.ThemeIcon('beaker'),
-  tooltip: 'Checks Caesar runs in each worktree after its agent (besides the configured [[check]] ones)',
-};
+export const CHECKS_TOOLTIP = 'Checks Caesar runs in each worktree after its agent (besides the configured [[check]] ones)';
+const CHECKS_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('beaker'), tooltip: CHECKS_TOOLTIP };
 
 /** The agents step settles with this when the checks button is pressed: the agents checked so far. */
 interface EditChecks {
@@ -314,6 +314,8 @@ export class DelegateFlow extends Disposable {
       undefined,
     );
     pick.selectedItems = pick.items.filter((i) => i.target && preset.includes(i.target.name));
+    let pressed: ((b: vscode.QuickInputButton) => void) | undefined;
+    const press = (tooltip: string) => pick.buttons.filter((b) => b.tooltip === tooltip).forEach((b) => pressed?.(b));
     return this.run('targets', pick as vscode.QuickPick<vscode.QuickPickItem>, (settle) => [
       pick.onDidAccept(() => {
         const chosen = pick.selectedItems.map((i) => i.target).filter((t): t is TargetChoice => !!t);
@@ -333,11 +335,13 @@ export class DelegateFlow extends Disposable {
         }
         settle(chosen.map((t) => t.name));
       }),
-      pick.onDidTriggerButton((b) => {
-        if (b === vscode.QuickInputButtons.Back) settle(BACK);
-        else settle({ editChecks: pick.selectedItems.map((i) => i.target?.name).filter((n): n is string => !!n) });
-      }),
-    ]);
+      pick.onDidTriggerButton(
+        (pressed = (b) => {
+          if (b === vscode.QuickInputButtons.Back) settle(BACK);
+          else settle({ editChecks: pick.selectedItems.map((i) => i.target?.name).filter((n): n is string => !!n) });
+        }),
+      ),
+    ], press);
   }
 
   private valueStep<T extends string>(
@@ -365,7 +369,12 @@ export class DelegateFlow extends Disposable {
   }
 
   /** Shows a quick input until it settles (a value, Back) or is hidden (cancel). */
-  private run<T>(step: StepName, input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox, wire: (settle: (v: T | typeof BACK) => void) => vscode.Disposable[]): Promise<Outcome<T>> {
+  private run<T>(
+    step: StepName,
+    input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox,
+    wire: (settle: (v: T | typeof BACK) => void) => vscode.Disposable[],
+    press?: (tooltip: string) => void,
+  ): Promise<Outcome<T>> {
     return new Promise((resolve) => {
       let settled = false;
       const subs: vscode.Disposable[] = [];
@@ -379,7 +388,7 @@ export class DelegateFlow extends Disposable {
       };
       subs.push(...wire((v) => finish(v)), input.onDidHide(() => finish(undefined)));
       input.show();
-      this.current = { step, input };
+      this.current = { step, input, ...(press ? { press } : {}) };
       this.shown.fire(this.current);
     });
   }
