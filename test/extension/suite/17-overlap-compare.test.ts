@@ -63,7 +63,9 @@ describe('Overlap and best of N in the editor', () => {
     for (const row of rows) {
       const other = rows.find((r) => r !== row)!;
       assert.match(row.description, new RegExp(`conflicts with fixture · ${other.label.replace(/[()#]/g, '\\$&')}$`), 'each row names the other task');
-      assert.match(row.tooltip, new RegExp(`overlaps fixture · .*\\(${other.id}\\) on ovl/shared\\.txt: will conflict in ovl/shared\\.txt`));
+      // The tooltip is Markdown whose text parts are escaped (appendText): read as a person sees it.
+      const tooltip = row.tooltip.replace(/&nbsp;/g, ' ').replace(/\\(.)/g, '$1');
+      assert.match(tooltip, new RegExp(`overlaps fixture · .*\\(${other.id}\\) on ovl/shared\\.txt: will conflict in ovl/shared\\.txt`));
     }
 
     const summaries = await Promise.all(rows.map((r) => api.store.summary(r.id)));
