@@ -66,14 +66,14 @@ export async function benchOverlap(): Promise<Record<string, number | string>> {
     changed.push(files);
   }
   const running = changed.map((files, i) => summaryOf(repo, i, base, 'running', files));
-  const tracker = new OverlapTracker();
+  const tracker = new OverlapTracker(repo);
   let pairs = 0;
   const cold = await timed(async () => (pairs = [...(await tracker.compute(running)).values()].reduce((n, o) => n + o.length, 0) / 2));
   const warm = await timed(() => tracker.compute(running));
   const moved = running.map((s, i) => (i === 3 ? { ...s, eventsBytes: s.eventsBytes + 1 } : s));
   const oneMoved = await timed(() => tracker.compute(moved));
   const finished = changed.map((files, i) => summaryOf(repo, i, base, 'succeeded', files));
-  const finishedCold = await timed(() => new OverlapTracker().compute(finished));
+  const finishedCold = await timed(() => new OverlapTracker(repo).compute(finished));
   const floor = await timed(async () => {
     for (let i = 0; i < TASKS; i++) git(path.join(repo, '.caesar/wt', `t_${i.toString(16).padStart(32, '0')}`), 'status', '--porcelain');
   });

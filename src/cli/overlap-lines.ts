@@ -8,8 +8,8 @@ import { shortId, termSafe, type Style } from './format';
  */
 
 /** Overlaps of every candidate task; a failure to compute them never fails the listing (an empty map). */
-export async function overlapsOf(all: readonly TaskSummary[]): Promise<Map<string, TaskOverlap[]>> {
-  return new OverlapTracker().compute(all).catch(() => new Map<string, TaskOverlap[]>());
+export async function overlapsOf(root: string, all: readonly TaskSummary[]): Promise<Map<string, TaskOverlap[]>> {
+  return new OverlapTracker(root).compute(all).catch(() => new Map<string, TaskOverlap[]>());
 }
 
 function verdict(o: TaskOverlap, style: Style): string {

@@ -67,7 +67,7 @@ async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promi
     : [...all.filter((t) => isActive(t.observed)), ...all.filter((t) => !isActive(t.observed)).slice(0, RECENT_FINISHED)].sort(
         (a, b) => createdAt(b) - createdAt(a),
       );
-  const overlaps = await overlapsOf(all);
+  const overlaps = await overlapsOf(store.root, all);
   if (opts.json) {
     printJson(io, shown.map((t) => ({ ...psJson(t, now), overlaps: overlapsJson(overlaps, t.id) })));
     return;

@@ -1,5 +1,5 @@
 import type { TaskSummary } from '../store/store';
-import { checkObjectId } from './record-checks';
+import { checkObjectId, checkWorktree, rootRepository, type RootRepository } from './record-checks';
 import { blobIds, predictMerges, stateCommit, worktreeState, type MergePrediction, type WorktreeState } from './merge-prediction';
 
 /*
@@ -86,18 +86,26 @@ function sideKey(s: TaskSummary): string {
 }
 
 /**
- * Computes overlaps, keeping what it learned between calls: one instance per view (the extension's tree), or a
- * fresh one per command (`caesar ps`). Not safe for concurrent calls on one instance: callers serialize.
+ * Computes overlaps of one root's tasks, keeping what it learned between calls: one instance per root of a view (the
+ * extension's tree), or a fresh one per command (`caesar ps`). Not safe for concurrent calls on one instance: callers serialize.
  */
 export class OverlapTracker {
+  private repository: Promise<RootRepository | undefined> | undefined;
+
+  /** `root`: the caesar root whose tasks are compared; only worktrees of its own repository are ever read. */
+  constructor(private readonly root: string) {}
+
   private readonly sides = new Map<string, CachedSide>();
   /** By the two states' trees: the shared files whose contents differ, and git's prediction for them. */
   private readonly predictions = new Map<string, KnownPrediction>();
 
   /** Every candidate task's overlaps with the others (tasks without one are absent). */
   async compute(summaries: readonly TaskSummary[]): Promise<Map<string, TaskOverlap[]>> {
+    this.repository ??= rootRepository(this.root);
+    const repo = await this.repository;
+    if (!repo) return new Map();
     const candidates = overlapCandidates(summaries);
-    const sides = await Promise.all(candidates.map((s) => this.sideOf(s)));
+    const sides = await Promise.all(candidates.map((s) => this.sideOf(s, repo)));
     this.forgetAllBut(new Set(candidates.map((s) => s.id)));
     const pairs: Pair[] = [];
     for (let i = 0; i < sides.length; i++) {
@@ -107,7 +115,7 @@ export class OverlapTracker {
         if (shared.length) pairs.push({ a, b, shared });
       }
     }
-    await this.predictAll(pairs);
+    await this.predictAll(pairs, repo);
     const overlaps = new Map<string, TaskOverlap[]>();
     const add = (side: TaskSide, overlap: TaskOverlap) => overlaps.set(side.summary.id, [...(overlaps.get(side.summary.id) ?? []), overlap]);
     for (const { a, b, result } of pairs) {
@@ -124,9 +132,9 @@ export class OverlapTracker {
    * side's worktree read once, one `cat-file` for the shared files' contents, one commit per side, one `merge-tree
    * --stdin` for every pair not already known — per repository.
    */
-  private async predictAll(pairs: Pair[]): Promise<void> {
+  private async predictAll(pairs: Pair[], repo: RootRepository): Promise<void> {
     const involved = [...new Set(pairs.flatMap((p) => [p.a, p.b]))];
-    await Promise.all(involved.map((side) => this.ensureState(side).catch((error: Error) => (side.error = error.message))));
+    await Promise.all(involved.map((side) => this.ensureState(side, repo).catch((error: Error) => (side.error = error.message))));
     const open: Pair[] = [];
     for (const pair of pairs) {
       const { a, b } = pair;
@@ -167,7 +175,7 @@ export class OverlapTracker {
     return this.predictions.get(pairKey(pair));
   }
 
-  private async sideOf(summary: TaskSummary): Promise<TaskSide> {
+  private async sideOf(summary: TaskSummary, repo: RootRepository): Promise<TaskSide> {
     const key = sideKey(summary);
     const cached = this.sides.get(summary.id);
     if (cached?.key === key) {
@@ -180,8 +188,8 @@ export class OverlapTracker {
       if (finished(summary) && summary.result?.diff) {
         side.files = summary.result.diff.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path]));
       } else {
-        side.state = await worktreeState(summary.state.worktree as string, side.base, summary.state.excluded_paths);
-        side.files = side.state.files;
+        await this.ensureState(side, repo);
+        side.files = side.state!.files;
       }
     } catch (error) {
       side.error = (error as Error).message;
@@ -197,11 +205,14 @@ export class OverlapTracker {
   }
 
   /** A finished task's worktree is read only once it shares a file with another task. */
-  private async ensureState(side: TaskSide): Promise<void> {
+  private async ensureState(side: TaskSide, repo: RootRepository): Promise<void> {
     if (side.error) throw new Error(side.error);
     if (side.state) return;
-    const { summary } = side;
-    side.state = await worktreeState(summary.state.worktree as string, side.base, summary.state.excluded_paths);
+    const { state } = side.summary;
+    // A record may come from a cloned repository: its worktree is read only when it is one of this repository's
+    // caesar worktrees (record-checks), never a folder, or another repository, the record chose.
+    const worktree = await checkWorktree(repo, state.worktree);
+    side.state = await worktreeState(worktree, side.base, state.excluded_paths);
   }
 
   /** Tasks applied, discarded or removed since: their entries (and predictions naming them, by commit) go. */

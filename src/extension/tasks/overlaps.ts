@@ -52,7 +52,7 @@ export class TaskOverlaps extends Disposable {
 
   private async recomputeRoot(root: string): Promise<void> {
     let tracker = this.trackers.get(root);
-    if (!tracker) this.trackers.set(root, (tracker = new OverlapTracker()));
+    if (!tracker) this.trackers.set(root, (tracker = new OverlapTracker(root)));
     const listed = this.tasks.list(root);
     const found = await tracker.compute(listed).catch((err: Error) => {
       this.log.warn(`computing the overlaps of the tasks in ${root}: ${err.message}`);

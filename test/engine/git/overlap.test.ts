@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { OverlapTracker, TaskStore, applyTaskById, requestCancel, type TaskSummary } from '../../../src/engine/tasks';
@@ -51,7 +51,7 @@ describe('engine: overlap between running and unapplied tasks (real tasks, real 
       return { wt, status: git(wt, 'status', '--porcelain') };
     }));
 
-    const overlaps = await new OverlapTracker().compute(await summaries(repo));
+    const overlaps = await new OverlapTracker(repo).compute(await summaries(repo));
     const of = (a: string, b: string) => overlaps.get(ids[a]!)?.find((o) => o.with === ids[b]);
 
     assert.deepEqual(of('first', 'last'), { with: ids.last, files: ['shared.txt'], prediction: 'clean', conflicts: [] });
@@ -70,7 +70,7 @@ describe('engine: overlap between running and unapplied tasks (real tasks, real 
   });
 
   it('follows a running task as it writes more, and reuses what did not change', async () => {
-    const tracker = new OverlapTracker();
+    const tracker = new OverlapTracker(repo);
     const first = await tracker.compute(await summaries(repo));
     assert.equal(first.get(ids.apart!), undefined);
     // Task D's agent now also edits the shared file's middle line (as an agent's shell would: no event of its own);
@@ -89,7 +89,7 @@ describe('engine: overlap between running and unapplied tasks (real tasks, real 
     git(repo, 'config', 'merge.planted.driver', `touch ${marker}`);
     writeFileSync(path.join(repo, '.git', 'info', 'attributes'), '* merge=planted\n');
     try {
-      const overlaps = await new OverlapTracker().compute(await summaries(repo));
+      const overlaps = await new OverlapTracker(repo).compute(await summaries(repo));
       const pair = overlaps.get(ids.first!)?.find((o) => o.with === ids.last);
       assert.equal(pair?.prediction, 'conflict', 'the planted driver is replaced by `false`');
       assert.equal(existsSync(marker), false, 'the planted command never ran');
@@ -109,7 +109,7 @@ describe('engine: overlap of finished, unapplied tasks', function () {
     await waitForFinished(repo, a);
     const b = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(2, 'two, by B') } })).id;
     await waitForFinished(repo, b);
-    const tracker = new OverlapTracker();
+    const tracker = new OverlapTracker(repo);
     const overlaps = await tracker.compute(await summaries(repo));
     assert.deepEqual(overlaps.get(a), [{ with: b, files: ['shared.txt'], prediction: 'conflict', conflicts: ['shared.txt'] }]);
 
@@ -127,9 +127,28 @@ describe('engine: overlap of finished, unapplied tasks', function () {
     await waitForFinished(repo, b);
     const c = (await startFixture(repo, { mode: 'success', files: { 'other.txt': 'by C\n' } })).id;
     await waitForFinished(repo, c);
-    const overlaps = await new OverlapTracker().compute(await summaries(repo));
+    const overlaps = await new OverlapTracker(repo).compute(await summaries(repo));
     assert.equal(overlaps.get(a), undefined, 'A and B changed shared.txt identically');
     assert.deepEqual(overlaps.get(b), [{ with: c, files: ['other.txt'], prediction: 'conflict', conflicts: ['other.txt'] }]);
+  });
+
+  it('a record naming a worktree of another repository (a cloned task folder) is never read there', async () => {
+    const elsewhere = makeRepo({ 'shared.txt': BASE });
+    const foreign = (await startFixture(elsewhere, { mode: 'success', files: { 'shared.txt': withLine(4, 'four, elsewhere') } })).id;
+    const { state } = await waitForFinished(elsewhere, foreign);
+    const repo = makeRepo({ 'shared.txt': BASE });
+    const own = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(4, 'four, here') } })).id;
+    await waitForFinished(repo, own);
+    // The other repository's task folder, copied as a clone or a hostile agent could plant it: its worktree field
+    // still names the other repository's worktree.
+    cpSync(path.join(elsewhere, '.caesar', 'tasks', foreign), path.join(repo, '.caesar', 'tasks', foreign), { recursive: true });
+    const objectsBefore = git(elsewhere, 'count-objects', '-v');
+    const overlaps = await new OverlapTracker(repo).compute(await summaries(repo));
+    const pair = overlaps.get(own)?.find((o) => o.with === foreign);
+    assert.equal(pair?.prediction, 'unknown');
+    assert.match(pair?.reason ?? '', /not under this repository's \.caesar\/wt\//);
+    assert.equal(git(elsewhere, 'count-objects', '-v'), objectsBefore, 'nothing was written into the other repository');
+    assert.ok(state.worktree && existsSync(state.worktree));
   });
 
   it('a task whose worktree was removed behind Caesar\'s back gets an unknown prediction with the reason', async () => {
@@ -139,7 +158,7 @@ describe('engine: overlap of finished, unapplied tasks', function () {
     const b = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(9, 'nine, by B') } })).id;
     const { state } = await waitForFinished(repo, b);
     git(repo, 'worktree', 'remove', '--force', state.worktree!);
-    const overlaps = await new OverlapTracker().compute(await summaries(repo));
+    const overlaps = await new OverlapTracker(repo).compute(await summaries(repo));
     const pair = overlaps.get(a)?.[0];
     assert.equal(pair?.prediction, 'unknown');
     assert.match(pair?.reason ?? '', /does not exist/);
