@@ -11,7 +11,8 @@ import { blobIds, predictMerges, stateCommit, worktreeState, type MergePredictio
  *  - a finished task's files come from its result.json (git computed them when it ended): no git process at all
  *    until it shares a file with another task;
  *  - a running task's files come from git (its worktree staged into a private index and written as a tree); the
- *    tree is recomputed only when the task moved on (its event log grew, its status changed), and reused otherwise;
+ *    tree is recomputed only when the task moved on (its event log grew, its status changed), at most every
+ *    LIVE_REFRESH_MS however busy its agent, and reused otherwise;
  *  - a prediction is cached by the two states' trees, which name the exact contents: unchanged tasks cost nothing;
  *  - a file both tasks changed to the same content is no overlap (the same fix twice is in nobody's way).
  */
@@ -69,7 +70,12 @@ function resultOf(known: KnownPrediction): Omit<TaskOverlap, 'with'> | undefined
 interface CachedSide {
   key: string;
   side: TaskSide;
+  /** When the side was read (Date.now()). */
+  at: number;
 }
+
+/** A running task's worktree is read again at most this often, however busy its agent (the views refresh anyway). */
+export const LIVE_REFRESH_MS = 10_000;
 
 /** Tasks whose work may still be applied: a worktree task not yet applied or discarded, with a base to compare from. */
 export function overlapCandidates(summaries: readonly TaskSummary[]): TaskSummary[] {
@@ -92,8 +98,14 @@ function sideKey(s: TaskSummary): string {
 export class OverlapTracker {
   private repository: Promise<RootRepository | undefined> | undefined;
 
-  /** `root`: the caesar root whose tasks are compared; only worktrees of its own repository are ever read. */
-  constructor(private readonly root: string) {}
+  /**
+   * `root`: the caesar root whose tasks are compared; only worktrees of its own repository are ever read.
+   * `liveRefreshMs`: how long a running task's state is reused although its agent moved on (0: read it again).
+   */
+  constructor(
+    private readonly root: string,
+    private readonly options: { liveRefreshMs?: number } = {},
+  ) {}
 
   private readonly sides = new Map<string, CachedSide>();
   /** By the two states' trees: the shared files whose contents differ, and git's prediction for them. */
@@ -178,7 +190,7 @@ export class OverlapTracker {
   private async sideOf(summary: TaskSummary, repo: RootRepository): Promise<TaskSide> {
     const key = sideKey(summary);
     const cached = this.sides.get(summary.id);
-    if (cached?.key === key) {
+    if (cached && (cached.key === key || this.stillFresh(cached, key))) {
       cached.side.summary = summary;
       return cached.side;
     }
@@ -194,8 +206,14 @@ export class OverlapTracker {
     } catch (error) {
       side.error = (error as Error).message;
     }
-    this.sides.set(summary.id, { key, side });
+    this.sides.set(summary.id, { key, side, at: Date.now() });
     return side;
+  }
+
+  /** A running task that moved on since it was read, but read recently enough: its state stands a little longer. */
+  private stillFresh(cached: CachedSide, key: string): boolean {
+    const live = cached.key.startsWith('live:') && key.startsWith('live:');
+    return live && Date.now() - cached.at < (this.options.liveRefreshMs ?? LIVE_REFRESH_MS);
   }
 
   private async commitOf(side: TaskSide): Promise<string> {

@@ -1,7 +1,7 @@
 import type * as vscode from 'vscode';
 import { Disposable } from '../../base/disposable';
 import { Debouncer, Emitter, type Event } from '../../base/event';
-import { OverlapTracker, type TaskOverlap } from '../../engine/tasks';
+import { LIVE_REFRESH_MS, OverlapTracker, isActive, type TaskOverlap } from '../../engine/tasks';
 import type { LiveTasks } from './liveTasks';
 
 /** Changes come in bursts (a running agent's events): one computation per burst. */
@@ -30,6 +30,12 @@ export class TaskOverlaps extends Disposable {
     this.debouncer = this._register(new Debouncer<string>(SETTLE_MS, (roots) => void this.recompute(roots)));
     this._register(tasks.onDidChange((ids) => ids.forEach((id) => this.debouncer.add(tasks.rootOf(id)))));
     void tasks.ready().then(() => tasks.roots.forEach((r) => this.debouncer.add(r.root)));
+    // A running agent's edits come without a change of the task list when its shell writes (no file_changed event),
+    // and the tracker reads a busy task at most every LIVE_REFRESH_MS: looked at again that often while tasks run.
+    const clock = setInterval(() => {
+      for (const r of tasks.roots) if (tasks.list(r.root).some((s) => isActive(s.observed))) this.debouncer.add(r.root);
+    }, LIVE_REFRESH_MS);
+    this._register({ dispose: () => clearInterval(clock) });
   }
 
   /** What is known of a task's overlaps now (empty until the first computation is in). */

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { cpSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { OverlapTracker, TaskStore, applyTaskById, requestCancel, type TaskSummary } from '../../../src/engine/tasks';
+import { LIVE_REFRESH_MS, OverlapTracker, TaskStore, applyTaskById, requestCancel, type TaskSummary } from '../../../src/engine/tasks';
 import { git, makeRepo, startFixture, waitFor, waitForFinished } from '../runtime/helpers';
 
 /** Ten numbered lines: tasks change the first, the last, or the first differently. */
@@ -70,7 +70,8 @@ describe('engine: overlap between running and unapplied tasks (real tasks, real 
   });
 
   it('follows a running task as it writes more, and reuses what did not change', async () => {
-    const tracker = new OverlapTracker(repo);
+    // Read again as soon as the task moves on (the default waits LIVE_REFRESH_MS between reads of a busy task).
+    const tracker = new OverlapTracker(repo, { liveRefreshMs: 0 });
     const first = await tracker.compute(await summaries(repo));
     assert.equal(first.get(ids.apart!), undefined);
     // Task D's agent now also edits the shared file's middle line (as an agent's shell would: no event of its own);
@@ -82,6 +83,18 @@ describe('engine: overlap between running and unapplied tasks (real tasks, real 
     const moved = (await summaries(repo)).map((s) => (s.id === ids.apart ? { ...s, eventsBytes: s.eventsBytes + 1 } : s));
     const again = await tracker.compute(moved);
     assert.deepEqual(again.get(ids.apart!)?.map((o) => [o.with, o.prediction]).sort(), [[ids.first, 'clean'], [ids.last, 'clean'], [ids.clash, 'clean']].sort());
+  });
+
+  it('a busy running task is read again only once liveRefreshMs has passed (the default is LIVE_REFRESH_MS)', async () => {
+    assert.ok(LIVE_REFRESH_MS >= 5_000, 'views read a busy worktree every few seconds at most');
+    const tracker = new OverlapTracker(repo, { liveRefreshMs: 600_000 });
+    const wtD = (await new TaskStore(repo).summary(ids.apart!))!.state.worktree!;
+    writeFileSync(path.join(wtD, 'shared.txt'), BASE);
+    const first = await tracker.compute(await summaries(repo));
+    assert.equal(first.get(ids.apart!), undefined, 'D no longer changes shared.txt');
+    writeFileSync(path.join(wtD, 'shared.txt'), withLine(5, 'middle line, by task D'));
+    const moved = (await summaries(repo)).map((s) => (s.id === ids.apart ? { ...s, eventsBytes: s.eventsBytes + 1 } : s));
+    assert.equal((await tracker.compute(moved)).get(ids.apart!), undefined, 'read moments ago: the state stands');
   });
 
   it('a planted merge driver in the shared git dir never runs: the prediction says conflict instead', async () => {
