@@ -8,6 +8,7 @@ import { benchFollow } from './follow.bench';
 import { benchMailbox } from './mailbox.bench';
 import { benchMany } from './many.bench';
 import { benchNewFiles } from './newfiles.bench';
+import { benchOverlap } from './overlap.bench';
 import { benchReconcile } from './reconcile.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchSlurm } from './slurm.bench';
@@ -21,6 +22,7 @@ const BENCHES: Array<[string, string, () => Promise<Record<string, number | stri
   ['mailbox', 'expire 10,000 pending questions at a task\'s end (QuestionsRelay.expireUnanswered; before issue 23: 2,000 not done after 300 s)', benchMailbox],
   ['reconcile', 'reconcile 1,000 changed files (floor: one `git diff <base>` alone)', benchReconcile],
   ['newfiles', 'a task creating 50,000 new files: `caesar run`, `caesar diff`, `caesar apply` (floor: one `git status --porcelain -uall` of the same tree; target ≤ 5×)', benchNewFiles],
+  ['overlap', 'overlap detection, 20 running tasks in 20 worktrees of a 2,000-file repository, 110 overlapping pairs (floor: one `git status` per worktree)', benchOverlap],
   ['translate', 'translate 100k lines of real captured agent output (floor: JSON.parse of the same lines alone)', benchTranslate],
   ['task', 'a whole task, `caesar run` (floor: `git worktree add` + the same agent + `git worktree remove` in sh)', benchTask],
   ['sandbox', 'the sandbox: a whole task sandboxed and not (`caesar run`, 2k files, an agent that exits at once); bwrap around /bin/true', benchSandbox],

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { registerAgents } from './commands/agents';
+import { registerCompare } from './commands/compare';
 import { registerContinue } from './commands/continue';
 import { registerControl } from './commands/control';
 import { registerDoctor } from './commands/doctor';
@@ -27,6 +28,7 @@ const REGISTRARS: CommandRegistrar[] = [
   registerControl,
   registerContinue,
   registerReview,
+  registerCompare,
   registerInit,
   registerDoctor,
   registerAgents,

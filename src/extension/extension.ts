@@ -19,6 +19,7 @@ import { CaesarStatus } from './status/statusBar';
 import { TaskActions } from './taskActions';
 import { LiveTasks, type TaskRoot } from './tasks/liveTasks';
 import { TasksTreeProvider, type TaskTreeNode } from './tasks/tree';
+import { TaskOverlaps } from './tasks/overlaps';
 import { TIMELINE_VIEW_TYPE } from './timeline/panel';
 import { TimelinePanels } from './timeline/panels';
 import { recordTrustWithWorkspace } from './workspaceTrust';
@@ -47,7 +48,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
   }
 
   const tasks = new LiveTasks(roots, log);
-  const tree = new TasksTreeProvider(tasks, context.workspaceState);
+  const overlaps = new TaskOverlaps(tasks, log);
+  const tree = new TasksTreeProvider(tasks, context.workspaceState, overlaps);
   const view = vscode.window.createTreeView<TaskTreeNode>('caesar.tasks', { treeDataProvider: tree, showCollapseAll: true, canSelectMany: true });
   const status = new CaesarStatus(tasks, view as vscode.TreeView<unknown>);
   const timelines = new TimelinePanels(tasks, context.extensionUri, log);
@@ -68,7 +70,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
   // The chat's MCP server works on the first folder's root (one server definition per window).
   const mcp = registerCaesarMcp(window.cliScript, roots[0]!.root, log);
   context.subscriptions.push(
-    tasks, tree, view, status, timelines, delegator, inbox, decorations,
+    tasks, overlaps, tree, view, status, timelines, delegator, inbox, decorations,
     vscode.window.registerWebviewPanelSerializer(TIMELINE_VIEW_TYPE, timelines),
     vscode.window.registerFileDecorationProvider(decorations),
     trackTaskMultiDiff(),

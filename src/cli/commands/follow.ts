@@ -12,6 +12,7 @@ import { ago, formatEventLine, formatUsage, shortId, styleFor, table, termSafe, 
 import { readRegularFileBounded } from '../../base/safe-read';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { waitUntilSettled } from '../settle';
+import { overlapLines, overlapsJson, overlapsOf } from '../overlap-lines';
 import { runWatch, type WatchOptions } from '../watch';
 
 const OBSERVED_STATUSES: readonly ObservedStatus[] = [...TaskStatusSchema.options, 'lost', 'queued'];
@@ -66,8 +67,9 @@ async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promi
     : [...all.filter((t) => isActive(t.observed)), ...all.filter((t) => !isActive(t.observed)).slice(0, RECENT_FINISHED)].sort(
         (a, b) => createdAt(b) - createdAt(a),
       );
+  const overlaps = await overlapsOf(store.root, all);
   if (opts.json) {
-    printJson(io, shown.map((t) => psJson(t, now)));
+    printJson(io, shown.map((t) => ({ ...psJson(t, now), overlaps: overlapsJson(overlaps, t.id) })));
     return;
   }
   if (shown.length === 0) {
@@ -79,7 +81,7 @@ async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promi
     ['ID', 'AGENT•ROLE', 'STATUS', 'REPORT', 'ISOLATION•MODE', 'AGE', 'USAGE'].map((h) => style.bold(h)),
     ...shown.map((t) => psRow(t, now, style)),
   ];
-  io.out(table(rows).join('\n'));
+  io.out([...table(rows), ...overlapLines(shown, overlaps, style)].join('\n'));
 }
 
 function createdAt(t: TaskSummary): number {

@@ -22,7 +22,11 @@ import { spawn } from 'node:child_process';
  *  - transports (a lazy fetch in a partial clone is the only one Caesar's commands could start): GIT_NO_LAZY_FETCH
  *    unless the repository is a partial clone whose fetch programs are all the user's (lazyFetchAllowed),
  *    `protocol.ext.allow` never, and submodules are not recursed into. (`uploadpack.packObjectsHook` is read from
- *    protected config only, never a repository's; no command of Caesar's merges, so no merge driver runs.)
+ *    protected config only, never a repository's.)
+ *  - merge drivers: overlap prediction runs `git merge-tree`, which would run the command a `merge.<name>.driver`
+ *    names for a file whose attributes choose that driver. A driver the repository's config defines is replaced like
+ *    a filter: by the user's own definition, or by `false` (runs nothing of the repository's; the file reads as a
+ *    conflict, the cautious answer).
  * Both `-c` values and GIT_CONFIG_KEY_<n> reach the git processes git itself starts (worktree remove's status, gc's
  * repack): git passes the first on in GIT_CONFIG_PARAMETERS, the second is inherited.
  */
@@ -182,6 +186,12 @@ export function filterOverrides(entries: readonly FilterEntry[]): ConfigPair[] {
   return overrides;
 }
 
+/** Overrides for every merge driver command the repository's own config set: the user's own value, or `false`. */
+export function mergeDriverOverrides(entries: readonly ConfigEntry[]): ConfigPair[] {
+  const planted = new Set(entries.filter((e) => /^merge\..+\.driver$/.test(e.key) && !USER_SCOPES.has(e.scope)).map((e) => e.key));
+  return [...planted].map((key) => [key, entries.filter((e) => e.key === key && USER_SCOPES.has(e.scope)).at(-1)?.value ?? 'false']);
+}
+
 /** What one git call needs beyond the fixed options: filter overrides, and whether a lazy fetch may run. */
 export interface RepositoryOverrides {
   pairs: ConfigPair[];
@@ -189,7 +199,7 @@ export interface RepositoryOverrides {
 }
 
 /** The config keys the look-up reads. */
-const LOOKED_UP = '^(filter\\..+|extensions\\.partialclone|remote\\..+\\.(promisor|uploadpack|receivepack)|core\\.(sshcommand|gitproxy|askpass)|credential\\..+)$';
+const LOOKED_UP = '^(filter\\..+|merge\\..+\\.driver|extensions\\.partialclone|remote\\..+\\.(promisor|uploadpack|receivepack)|core\\.(sshcommand|gitproxy|askpass)|credential\\..+)$';
 
 /**
  * The overrides for one git call: the call's own global options (`--git-dir`, `--work-tree`) name the repository
@@ -210,7 +220,8 @@ export async function repositoryOverrides(args: readonly string[], cwd: string, 
     child.on('close', (code) => resolve(code === 0 ? Buffer.concat(out).toString('utf8') : code === 1 ? '' : undefined));
   });
   if (!output) return { pairs: [], lazyFetch: false };
-  return { pairs: filterOverrides(parseFilterEntries(output)), lazyFetch: lazyFetchAllowed(parseConfigEntries(output)) };
+  const entries = parseConfigEntries(output);
+  return { pairs: [...filterOverrides(parseFilterEntries(output)), ...mergeDriverOverrides(entries)], lazyFetch: lazyFetchAllowed(entries) };
 }
 
 /** The filter overrides alone (repositoryOverrides' pairs). */

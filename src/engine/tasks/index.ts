@@ -61,6 +61,7 @@ export { worktreeDiff, type FileChange } from '../git/reconcile';
 export { gitToplevel } from '../git/git';
 export { detectWorkshop } from '../git/workshop';
 export { changedSinceBase, type Overlap } from '../git/changed-since-base';
+export { LIVE_REFRESH_MS, OverlapTracker, overlapCandidates, type OverlapPrediction, type TaskOverlap } from '../git/overlap';
 export { RecordRefused, checkWorkspace, readBaseVersion, taskVersionPath } from '../git/record-checks';
 export { concludeLostTasks, type ConcludedTask } from '../run/conclude';
 export { lastLogLines } from '../run/report';

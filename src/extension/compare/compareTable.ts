@@ -1,5 +1,6 @@
 import { formatDuration, formatUsage, oneLine } from '../../common/format';
 import type { TaskSummary } from '../../engine/tasks';
+import { rankCandidates } from '../../common/ranking';
 
 /*
  * The text of a comparison: several tasks (typically one objective run on several agents) side by side, one column
@@ -69,6 +70,7 @@ export function compareMarkdown(summaries: readonly TaskSummary[]): string {
     ['Lines +/−', ...columns.map((c) => `+${c.additions} −${c.deletions}`)],
   ];
   lines.push(...table(header, rows), '');
+  lines.push(...rankingLines(summaries));
 
   const files = [...new Set(columns.flatMap((c) => [...c.perFile.keys()]))].sort();
   if (files.length) {
@@ -79,6 +81,17 @@ export function compareMarkdown(summaries: readonly TaskSummary[]): string {
     lines.push('None of these tasks changed a file.', '');
   }
   return `${lines.join('\n')}`;
+}
+
+/**
+ * Best of N on evidence: the ranking `caesar compare` prints too (src/common/ranking.ts), best first, one line per
+ * task saying why it stands there.
+ */
+function rankingLines(summaries: readonly TaskSummary[]): string[] {
+  if (summaries.length < 2) return [];
+  const ranked = rankCandidates(summaries);
+  const rows = ranked.map((r, i) => [`#${i + 1}`, r.id, cell(r.agent), cell(r.why)]);
+  return ['## Ranking', '', 'By checks passed, then diff size, duration and cost.', '', ...table(['#', 'Task', 'Agent', 'Why'], rows), ''];
 }
 
 function table(header: string[], rows: string[][]): string[] {

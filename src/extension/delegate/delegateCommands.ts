@@ -86,6 +86,7 @@ export class DelegateCommands extends Disposable {
       const asked = await this.flow.askSeveral(choices, preset);
       if (!asked) return undefined;
       ({ objective, agents } = asked);
+      preset.checks = asked.checks;
     }
     const common = { ...requestOf({ ...preset, objective }), isolation: 'worktree' as const };
     return this.launch(root, agents.map((agent) => ({ label: agent, request: { ...common, agent, role: undefined } })));

@@ -5,12 +5,14 @@ import { ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeNa
 import type { DelegateTaskRequest } from '../../engine/tasks';
 import type { DelegateChoices, TargetChoice } from './choices';
 
-export type StepName = 'folder' | 'objective' | 'target' | 'targets' | 'mode' | 'isolation' | 'network' | 'model';
+export type StepName = 'folder' | 'objective' | 'target' | 'targets' | 'checks' | 'mode' | 'isolation' | 'network' | 'model';
 
 /** A step being shown: the live quick input, so a test can drive it as a user would (value, active item, accept). */
 export interface ShownStep {
   step: StepName;
   input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox;
+  /** Presses the step's own title-bar button with this tooltip, as a click would (tests cannot click). */
+  press?: (tooltip: string) => void;
 }
 
 /** What the caller already knows (command arguments, the selection): steps with a preset answer start from it. */
@@ -26,7 +28,7 @@ export interface DelegatePreset {
   context?: string;
   /** stream or acp; absent: the agent's configured transport. Only from command arguments (no step asks for it). */
   transport?: TransportName;
-  /** Shell commands Caesar runs as checks after the agent (like `caesar run --check`). Only from command arguments. */
+  /** Shell commands Caesar runs as checks after the agent (like `caesar run --check`); Delegate to Several asks for them too. */
   checks?: string[];
   /** Go through mode, isolation, network and model after the agent (as the gear button does). */
   customize?: boolean;
@@ -47,6 +49,15 @@ const OPTIONS_BUTTON: vscode.QuickInputButton = {
   iconPath: new vscode.ThemeIcon('settings-gear'),
   tooltip: 'Choose mode, isolation, network and model before delegating',
 };
+
+/** On the agents step of Delegate to Several Agents: the same checks for every agent, so their results compare. */
+export const CHECKS_TOOLTIP = 'Checks Caesar runs in each worktree after its agent (besides the configured [[check]] ones)';
+const CHECKS_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('beaker'), tooltip: CHECKS_TOOLTIP };
+
+/** The agents step settles with this when the checks button is pressed: the agents checked so far. */
+interface EditChecks {
+  editChecks: string[];
+}
 
 const MODE_HELP: Record<ModeName, string> = {
   write: 'the agent may edit files (in its worktree unless isolation says otherwise)',
@@ -185,9 +196,14 @@ export class DelegateFlow extends Disposable {
     return { request, target };
   }
 
-  /** "Delegate to Several Agents…": the objective, then several usable agents. */
-  async askSeveral(choices: DelegateChoices, preset: DelegatePreset): Promise<{ objective: string; agents: string[] } | undefined> {
+  /**
+   * "Delegate to Several Agents…": the objective, then several usable agents; the agents step's beaker button asks
+   * for checks (one box; several commands separated by `;;`), run the same for each agent.
+   */
+  async askSeveral(choices: DelegateChoices, preset: DelegatePreset): Promise<{ objective: string; agents: string[]; checks: string[] } | undefined> {
     let objective = preset.objective ?? '';
+    let selected = preset.agents ?? [];
+    let checks = preset.checks ?? [];
     for (;;) {
       const value = await this.inputStep('objective', {
         title: 'Caesar: Delegate to Several Agents',
@@ -200,10 +216,29 @@ export class DelegateFlow extends Disposable {
       });
       if (value === undefined || value === BACK) return undefined;
       objective = value.trim();
-      const agents = await this.severalStep(choices, preset.agents ?? []);
-      if (agents === undefined) return undefined;
-      if (agents !== BACK) return { objective, agents };
+      for (;;) {
+        const agents = await this.severalStep(choices, selected, checks);
+        if (agents === undefined) return undefined;
+        if (agents === BACK) break;
+        if (Array.isArray(agents)) return { objective, agents, checks };
+        selected = agents.editChecks;
+        const edited = await this.checksStep(checks);
+        if (edited === undefined) return undefined;
+        if (edited !== BACK) checks = edited;
+      }
     }
+  }
+
+  private async checksStep(current: string[]): Promise<Outcome<string[]>> {
+    const value = await this.inputStep('checks', {
+      title: 'Caesar: Delegate to Several Agents — checks',
+      step: 3,
+      total: 3,
+      value: current.join(' ;; '),
+      prompt: 'Shell commands Caesar runs in each worktree after its agent ends, separated by ;; (empty: only the configured [[check]] ones)',
+      placeholder: 'e.g. npm test ;; npm run lint',
+    });
+    return value === undefined || value === BACK ? value : value.split(';;').map((c) => c.trim()).filter(Boolean);
   }
 
   private inputStep(
@@ -265,20 +300,22 @@ export class DelegateFlow extends Disposable {
     );
   }
 
-  private severalStep(choices: DelegateChoices, preset: string[]): Promise<Outcome<string[]>> {
+  private severalStep(choices: DelegateChoices, preset: string[], checks: string[]): Promise<Outcome<string[] | EditChecks>> {
     const pick = vscode.window.createQuickPick<TargetItem>();
-    pick.title = 'Caesar: Delegate to Several Agents — agents';
+    pick.title = `Caesar: Delegate to Several Agents — agents${checks.length ? ` (checks: ${checks.join(' ;; ')})` : ''}`;
     pick.step = 2;
     pick.totalSteps = 2;
     pick.canSelectMany = true;
     pick.placeholder = 'Check two or more agents; each runs the objective in its own worktree';
     pick.ignoreFocusOut = true;
-    pick.buttons = [vscode.QuickInputButtons.Back];
+    pick.buttons = [vscode.QuickInputButtons.Back, CHECKS_BUTTON];
     pick.items = targetItems(
       choices.targets.filter((t) => t.kind === 'agent'),
       undefined,
     );
     pick.selectedItems = pick.items.filter((i) => i.target && preset.includes(i.target.name));
+    let pressed: ((b: vscode.QuickInputButton) => void) | undefined;
+    const press = (tooltip: string) => pick.buttons.filter((b) => b.tooltip === tooltip).forEach((b) => pressed?.(b));
     return this.run('targets', pick as vscode.QuickPick<vscode.QuickPickItem>, (settle) => [
       pick.onDidAccept(() => {
         const chosen = pick.selectedItems.map((i) => i.target).filter((t): t is TargetChoice => !!t);
@@ -298,8 +335,13 @@ export class DelegateFlow extends Disposable {
         }
         settle(chosen.map((t) => t.name));
       }),
-      pick.onDidTriggerButton((b) => b === vscode.QuickInputButtons.Back && settle(BACK)),
-    ]);
+      pick.onDidTriggerButton(
+        (pressed = (b) => {
+          if (b === vscode.QuickInputButtons.Back) settle(BACK);
+          else settle({ editChecks: pick.selectedItems.map((i) => i.target?.name).filter((n): n is string => !!n) });
+        }),
+      ),
+    ], press);
   }
 
   private valueStep<T extends string>(
@@ -327,7 +369,12 @@ export class DelegateFlow extends Disposable {
   }
 
   /** Shows a quick input until it settles (a value, Back) or is hidden (cancel). */
-  private run<T>(step: StepName, input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox, wire: (settle: (v: T | typeof BACK) => void) => vscode.Disposable[]): Promise<Outcome<T>> {
+  private run<T>(
+    step: StepName,
+    input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox,
+    wire: (settle: (v: T | typeof BACK) => void) => vscode.Disposable[],
+    press?: (tooltip: string) => void,
+  ): Promise<Outcome<T>> {
     return new Promise((resolve) => {
       let settled = false;
       const subs: vscode.Disposable[] = [];
@@ -341,7 +388,7 @@ export class DelegateFlow extends Disposable {
       };
       subs.push(...wire((v) => finish(v)), input.onDidHide(() => finish(undefined)));
       input.show();
-      this.current = { step, input };
+      this.current = { step, input, ...(press ? { press } : {}) };
       this.shown.fire(this.current);
     });
   }

@@ -7,6 +7,7 @@ import { formatUsage } from './format';
 import type { LiveTasks, TaskRoot } from './liveTasks';
 import { ChangedFileNode, DetailNode, ErrorNode, FolderNode, MoreNode, QuestionNode, TaskNode, ToolCallNode, ToolCallsNode, UsageNode, type ChangedFile } from './nodes';
 import { TaskFilter } from './taskFilter';
+import { overlapDescription, overlapTooltipLines, type TaskOverlaps } from './overlaps';
 import { runNumbers, taskTitle } from './titles';
 
 export { DetailNode, FolderNode, TaskNode };
@@ -38,8 +39,11 @@ export class TasksTreeProvider extends Disposable implements vscode.TreeDataProv
   constructor(
     private readonly tasks: LiveTasks,
     memento: vscode.Memento,
+    /** Tasks that changed the same files (shown in the row's description and tooltip), when the window tracks them. */
+    private readonly overlaps?: TaskOverlaps,
   ) {
     super();
+    if (overlaps) this._register(overlaps.onDidChange((ids) => ids.forEach((id) => this.fireFor(id))));
     this.filter = this._register(new TaskFilter(memento));
     this._register(
       this.filter.onDidChange(() => {
@@ -199,7 +203,21 @@ export class TasksTreeProvider extends Disposable implements vscode.TreeDataProv
     }
     const summary = this.tasks.get(element.taskId);
     if (!summary) return new vscode.TreeItem(element.taskId);
-    return element.treeItem(summary, this.shownSubtasksOf(element.taskId).length, { title: this.titleOf(summary), expand: this.isNewest(summary) });
+    const item = element.treeItem(summary, this.shownSubtasksOf(element.taskId).length, { title: this.titleOf(summary), expand: this.isNewest(summary) });
+    this.showOverlaps(item, summary.id);
+    return item;
+  }
+
+  /** "conflicts with codex · Fix the parser #2" in the description, a line per overlapping task in the tooltip. */
+  private showOverlaps(item: vscode.TreeItem, id: string): void {
+    const overlaps = this.overlaps?.of(id) ?? [];
+    if (overlaps.length === 0) return;
+    const nameOf = (other: string) => {
+      const s = this.tasks.get(other);
+      return s ? `${s.state.agent} · ${this.titleOf(s)}` : other.slice(0, 10);
+    };
+    item.description = [item.description, overlapDescription(overlaps, nameOf)].filter(Boolean).join(' · ');
+    if (item.tooltip instanceof vscode.MarkdownString) for (const line of overlapTooltipLines(overlaps, nameOf)) item.tooltip.appendText(`\n${line}`);
   }
 
   /** The "N tool calls" row a tool call sits under (rebuilt as the rows are: matched by id). */

@@ -1,21 +1,23 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { BoundedStdioTransport } from '../bounded-stdio';
 import { registerOrchestratorTools, type OrchestratorContext } from './tools';
+import { registerOrchestratorPrompts } from './prompts';
 import { reportedVersion } from '../../base/version';
 
 export const ORCHESTRATOR_SERVER_NAME = 'caesar';
 
-/** The orchestrator MCP server: the ten caesar_* tools over the engine's use cases, for the given root. */
+/** The orchestrator MCP server: the caesar_* tools over the engine's use cases, for the given root, and the prompts (race, fanout, review, land). */
 export function createOrchestratorServer(ctx: OrchestratorContext): McpServer {
   const server = new McpServer(
     { name: ORCHESTRATOR_SERVER_NAME, version: reportedVersion() },
     {
-      capabilities: { tools: {} },
+      capabilities: { tools: {}, prompts: {} },
       instructions:
         'Caesar delegates coding tasks to other agent CLIs and checks their work with git. Typical flow: caesar_list_agents or caesar_list_roles → caesar_delegate → caesar_await (answer pending_questions with caesar_answer) → caesar_diff → caesar_apply.',
     },
   );
   registerOrchestratorTools(server, ctx);
+  registerOrchestratorPrompts(server);
   return server;
 }
 
