@@ -5,6 +5,7 @@ import { registerControl } from './commands/control';
 import { registerDoctor } from './commands/doctor';
 import { registerFollow } from './commands/follow';
 import { registerInit } from './commands/init';
+import { registerLand } from './commands/land';
 import { registerPolicy } from './commands/policy';
 import { registerProtocol } from './commands/protocol';
 import { registerReview } from './commands/review';
@@ -27,6 +28,7 @@ const REGISTRARS: CommandRegistrar[] = [
   registerControl,
   registerContinue,
   registerReview,
+  registerLand,
   registerInit,
   registerDoctor,
   registerAgents,
