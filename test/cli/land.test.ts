@@ -1,0 +1,121 @@
+import { strict as assert } from 'node:assert';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { taskPaths } from '../../src/protocol';
+import { requireTaskView } from '../../src/engine/tasks';
+import { FIXTURE_AGENT, buildCli, git, makeRepo, startFixture, trustedHome, waitForFinished } from '../engine/runtime/helpers';
+import { caesarGroup, snapshot } from '../reliability/apply-helpers';
+
+const lines = (prefix: string, n = 12) => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
+const withLine = (text: string, n: number, line: string) => text.split('\n').map((l, i) => (i === n - 1 ? line : l)).join('\n');
+
+/**
+ * `caesar land` as a user runs it (the bundled CLI, real git, tasks run by real supervisors): the per-task table,
+ * `--json`, the exit code, the follow-up command it prints, and a kill -9 in the middle of a land.
+ */
+describe('cli: caesar land', function () {
+  this.timeout(120_000);
+  const A = lines('a');
+  const B = lines('b');
+
+  async function finishedTask(root: string, files: Record<string, string>): Promise<string> {
+    const { id } = await startFixture(root, { mode: 'success', files });
+    const done = await waitForFinished(root, id);
+    assert.equal(done.state.status, 'succeeded', done.state.error);
+    return id;
+  }
+
+  async function threeTasksAndAMovedBase() {
+    const root = makeRepo({ 'a.txt': A, 'b.txt': B });
+    const first = await finishedTask(root, { 'a.txt': withLine(A, 2, 'a two by the first task') });
+    const second = await finishedTask(root, { 'b.txt': withLine(B, 9, 'b nine by the second task') });
+    const third = await finishedTask(root, { 'a.txt': withLine(A, 2, 'a two by the third task') });
+    writeFileSync(path.join(root, 'a.txt'), withLine(A, 11, 'a eleven by the user'));
+    git(root, 'commit', '-qam', 'the user moves the base');
+    return { root, first, second, third };
+  }
+
+  it('prints a table per task and the follow-up command; --json has the same outcome; exit 1 when the queue stopped', async () => {
+    const { root, first, second, third } = await threeTasksAndAMovedBase();
+    const run = await caesarGroup(root, ['land', first, second, third]);
+    assert.equal(run.code, 1, run.stderr);
+    const rows = run.stdout.split('\n');
+    assert.match(rows[0]!, /^TASK\s+RESULT\s+FILES\s+DETAIL$/);
+    assert.match(rows.find((r) => r.startsWith(first))!, /landed\s+1\s+no checks/);
+    assert.match(rows.find((r) => r.startsWith(second))!, /landed/);
+    assert.match(rows.find((r) => r.startsWith(third))!, /conflict\s+1\s+conflicts: a\.txt \(lines \d+-\d+\)/);
+    assert.match(run.stdout, /Landed 2 of 3 task\(s\); stopped at/);
+    const followUp = rows.find((r) => r.trim().startsWith(`caesar continue ${third} --base-commit `));
+    assert.ok(followUp, run.stdout);
+    assert.match(run.stderr, new RegExp(`${first} \\(1/3\\): replaying`));
+    assert.match(readFileSync(path.join(root, 'a.txt'), 'utf8'), /a two by the first task/);
+
+    // The printed command, run as printed: the follow-up's worktree starts from the new HEAD with the conflict marked.
+    const base = /--base-commit ([0-9a-f]{40})/.exec(followUp)![1]!;
+    // The same agent, named in the project's configuration (trusted, as a user would) so `continue` can start it.
+    writeFileSync(path.join(root, '.caesar', 'config.toml'), `[[agent]]\nid = "fixture"\nbin = ${JSON.stringify(process.execPath)}\nargs = [${JSON.stringify(FIXTURE_AGENT)}, "{{prompt}}"]\n`);
+    const home = trustedHome(await buildCli(), root);
+    const continued = await caesarGroup(root, ['continue', third, '--base-commit', base, '--json', 'resolve the conflict'], { env: { HOME: home } });
+    assert.equal(continued.code, 0, continued.stderr);
+    const next = JSON.parse(continued.stdout) as { task_id: string; base_commit: string };
+    assert.equal(next.base_commit, base);
+    const done = await waitForFinished(root, next.task_id);
+    assert.equal(done.state.base_ref, git(root, 'rev-parse', `${base}^1`), 'its base is the new state (HEAD + the landed tasks)');
+    assert.match(readFileSync(path.join(done.state.worktree!, 'a.txt'), 'utf8'), /<<<<<<< [\s\S]*a two by the third task[\s\S]*>>>>>>> /);
+
+    // Files landed but not committed are the user's uncommitted changes for the next land: it refuses to merge into them.
+    const dirty = await caesarGroup(root, ['land', third]);
+    assert.equal(dirty.code, 1);
+    assert.match(dirty.stdout, /refused.*uncommitted changes in: a\.txt/);
+    // Committed, --json: the third still conflicts, with the same structure.
+    git(root, 'commit', '-qam', 'the user commits what landed');
+    const json = await caesarGroup(root, ['land', third, '--json']);
+    assert.equal(json.code, 1, json.stdout);
+    const outcome = JSON.parse(json.stdout) as { tasks: { task_id: string; status: string; conflicts: { path: string; hunks: unknown[] }[] }[]; landed: string[] };
+    assert.deepEqual(outcome.landed, []);
+    assert.deepEqual(outcome.tasks.map((t) => [t.task_id, t.status, t.conflicts.map((c) => c.path)]), [[third, 'conflict', ['a.txt']]]);
+    const refused = await caesarGroup(root, ['land', first]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stdout, /refused.*already applied/);
+  });
+
+  it('rejects a --base-commit that is no commit of the repository, starting nothing', async () => {
+    const { root, first } = await threeTasksAndAMovedBase();
+    const tree = git(root, 'rev-parse', 'HEAD^{tree}');
+    const run = await caesarGroup(root, ['continue', first, '--base-commit', tree, 'again']);
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(run.stderr, /is not a commit with a parent/);
+    const bad = await caesarGroup(root, ['continue', first, '--base-commit', 'HEAD', 'again']);
+    assert.match(bad.stderr, /not a full hex commit id/);
+    assert.equal(readdirSync(path.join(root, '.caesar', 'tasks')).length, 3, 'no task was started');
+  });
+
+  for (const step of ['applied', 'written'] as const) {
+    it(`killed with SIGKILL mid-land (after git wrote the first task, ${step === 'applied' ? 'before' : 'after'} the journal marked it written): the next command leaves every task landed or untouched`, async () => {
+      const { root, first, second } = await threeTasksAndAMovedBase();
+      const before = snapshot(root);
+      const crashed = await caesarGroup(root, ['land', first, second], { env: { CAESAR_TEST_APPLY_CRASH: step } });
+      assert.equal(crashed.signal, 'SIGKILL', crashed.stdout + crashed.stderr);
+
+      const next = await caesarGroup(root, ['ps']);
+      assert.equal(next.code, 0, next.stderr);
+      assert.deepEqual(readdirSync(path.join(root, '.caesar', 'state', 'apply')), [], 'no journal or lock is left');
+      assert.equal(existsSync(taskPaths(root, second).applied), false, 'the second task is untouched');
+      assert.doesNotMatch(readFileSync(path.join(root, 'b.txt'), 'utf8'), /second task/);
+      if (step === 'applied') {
+        assert.match(next.stderr, /Rolled back the interrupted apply/);
+        assert.equal(snapshot(root), before, 'the checkout is exactly as before');
+        assert.equal(existsSync(taskPaths(root, first).applied), false);
+      } else {
+        assert.match(readFileSync(path.join(root, 'a.txt'), 'utf8'), /a two by the first task/);
+        assert.ok(existsSync(taskPaths(root, first).applied), 'the written one is recorded as applied');
+      }
+      // The queue can simply be run again for what is left.
+      const left = step === 'applied' ? [first, second] : [second];
+      const again = await caesarGroup(root, ['land', ...left]);
+      assert.equal(again.code, 0, again.stdout + again.stderr);
+      assert.match(readFileSync(path.join(root, 'b.txt'), 'utf8'), /b nine by the second task/);
+      assert.ok((await requireTaskView(root, second)).state.id === second);
+    });
+  }
+});
