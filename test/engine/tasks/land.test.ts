@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
-import { landTasks, requireTaskView } from '../../../src/engine/tasks';
+import { landTasks, requireTaskView, sandboxPreflight } from '../../../src/engine/tasks';
 import { git, makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
 
 const check = (name: string, command: string, timeout_ms = 20_000) => ({ name, command, timeout_ms });
@@ -102,6 +102,21 @@ describe('engine/tasks: landTasks (the landing queue)', function () {
     assert.match(readFileSync(path.join(root, 'a.txt'), 'utf8'), /by the first task/);
     // No scratch worktree is left registered.
     assert.doesNotMatch(git(root, 'worktree', 'list', '--porcelain'), /\/land\/wt-/);
+  });
+
+  it("runs the checks inside the task's sandbox: they read the combined result but cannot write the user's checkout", async function () {
+    if (process.platform !== 'linux' || !(await sandboxPreflight()).available) this.skip();
+    const root = makeRepo({ 'a.txt': A, 'b.txt': B });
+    const first = await finishedTask(root, { 'a.txt': withLine(A, 2, 'a two by the first task') });
+    const escape = path.join(root, 'escaped.txt');
+    const checks = [check('reads', 'grep -q "by the first task" a.txt && grep -q "b three" b.txt'), check('escapes', `echo x > ${JSON.stringify(escape)}`)];
+    const { id: second } = await startFixture(root, { mode: 'success', files: { 'b.txt': withLine(B, 3, 'b three') } }, { checks, sandbox: { mode: 'required' } });
+    assert.equal((await waitForFinished(root, second)).state.status, 'succeeded');
+
+    const outcome = await landTasks(root, [first, second]);
+    assert.deepEqual(outcome.tasks.map((t) => t.status), ['landed', 'check_failed']);
+    assert.deepEqual(outcome.tasks[1]!.checks?.map((c) => [c.name, c.exit_code === 0]), [['reads', true], ['escapes', false]], JSON.stringify(outcome.tasks[1]!.checks));
+    assert.equal(existsSync(escape), false, 'the check could not write outside its scratch worktree');
   });
 
   it('refuses, before landing anything, a task already applied or one whose files have uncommitted edits', async () => {
