@@ -29,7 +29,15 @@ const landable = (s: TaskSummary) => !!s.state.worktree && !isActive(s.observed)
  * or where it stopped and why. A conflict can go straight back to the agent (Continue with Feedback from the new
  * HEAD, the conflict marked); a failed check points at its log. In an untrusted workspace nothing runs.
  */
-export function createLand(deps: LandDeps): vscode.Disposable & { land(ids: string[]): Promise<LandOutcome | undefined>; choose: LandChoice } {
+/** What the commands return: the queue's outcome, and the follow-up task when the conflict was sent back. */
+export type LandShown = LandOutcome & { follow_up_task?: string };
+
+/** A caller's choice made in advance (the tests, a script): what to do if the queue stops at a conflict. */
+interface LandRequest {
+  onConflict?: 'send' | 'ask';
+}
+
+export function createLand(deps: LandDeps): vscode.Disposable & { land(ids: string[], request?: LandRequest): Promise<LandShown | undefined>; choose: LandChoice } {
   const { tasks, log } = deps;
   const self = {
     choose: ((message, actions) => vscode.window.showWarningMessage(message, ...actions)) as LandChoice,
@@ -37,7 +45,7 @@ export function createLand(deps: LandDeps): vscode.Disposable & { land(ids: stri
     dispose: () => disposables.forEach((d) => d.dispose()),
   };
 
-  async function land(ids: string[]): Promise<LandOutcome | undefined> {
+  async function land(ids: string[], request: LandRequest = {}): Promise<LandShown | undefined> {
     if (!vscode.workspace.isTrusted) {
       void vscode.window.showWarningMessage(`Caesar: ${UNTRUSTED_REVIEW}`);
       return undefined;
@@ -48,22 +56,25 @@ export function createLand(deps: LandDeps): vscode.Disposable & { land(ids: stri
     );
     log.info(`land ${ids.join(' ')}: ${outcome.tasks.map((t) => `${t.task_id} ${t.status}`).join(', ')}`);
     await tasks.reloadAll();
-    await report(root, outcome);
-    return outcome;
+    const continued = await report(root, outcome, request);
+    return continued ? { ...outcome, follow_up_task: continued.id } : outcome;
   }
 
-  async function report(root: string, outcome: LandOutcome): Promise<void> {
+  async function report(root: string, outcome: LandOutcome, request: LandRequest): Promise<ContinuedTask | undefined> {
     const stop = outcome.tasks.find((t) => t.task_id === outcome.stopped_at);
     if (!stop) {
       void vscode.window.showInformationMessage(`Caesar: ${outcome.message}`);
-      return;
+      return undefined;
     }
     const why = stop.status === 'conflict' && stop.conflicts ? `conflicts in ${describeConflicts(stop.conflicts)}` : stop.message;
     const landed = outcome.landed.length ? `Landed ${outcome.landed.length} task(s); ` : 'Nothing was landed; ';
     const message = `Caesar: ${landed}stopped at ${stop.task_id.slice(0, 10)}: ${why}`;
-    const choice = await self.choose(message, stop.follow_up ? [SEND_TO_AGENT, SHOW_LOG] : [SHOW_LOG]);
+    if (request.onConflict === 'send' && stop.follow_up) {
+      void vscode.window.showWarningMessage(message);
+    }
+    const choice = request.onConflict === 'send' ? SEND_TO_AGENT : await self.choose(message, stop.follow_up ? [SEND_TO_AGENT, SHOW_LOG] : [SHOW_LOG]);
     if (choice === SHOW_LOG) log.show();
-    if (choice === SEND_TO_AGENT && stop.follow_up) await sendToAgent(root, stop.task_id, stop.follow_up.feedback, stop.follow_up.base_commit);
+    return choice === SEND_TO_AGENT && stop.follow_up ? sendToAgent(root, stop.task_id, stop.follow_up.feedback, stop.follow_up.base_commit) : undefined;
   }
 
   async function sendToAgent(root: string, taskId: string, feedback: string, baseCommit: string): Promise<ContinuedTask> {
@@ -73,7 +84,7 @@ export function createLand(deps: LandDeps): vscode.Disposable & { land(ids: stri
     return continued;
   }
 
-  const run = (fn: () => Promise<LandOutcome | undefined>) =>
+  const run = (fn: () => Promise<LandShown | undefined>) =>
     fn().catch((err: Error) => {
       log.warn(`land: ${err.message}`);
       void vscode.window.showErrorMessage(`Caesar: ${err.message}`);
@@ -90,11 +101,17 @@ export function createLand(deps: LandDeps): vscode.Disposable & { land(ids: stri
     vscode.commands.registerCommand('caesar.landSelected', (arg?: unknown, selection?: unknown) =>
       run(async () => {
         const ids = chosenIds(tasks, arg, selection) ?? (await pickLandable(tasks));
-        return ids?.length ? land(ids) : undefined;
+        return ids?.length ? land(ids, requestOf(selection)) : undefined;
       }),
     ),
   ];
   return self;
+}
+
+/** `caesar.landSelected(ids, { onConflict: 'send' })`: a caller decides up front instead of the result message. */
+function requestOf(second: unknown): LandRequest {
+  const onConflict = typeof second === 'object' && second !== null && !Array.isArray(second) ? (second as LandRequest).onConflict : undefined;
+  return onConflict === 'send' ? { onConflict } : {};
 }
 
 /** The tree's selection in the order the user made it (or ids from a caller), one entry per task. */
