@@ -22,7 +22,8 @@ import { spawn } from 'node:child_process';
  *  - transports (a lazy fetch in a partial clone is the only one Caesar's commands could start): GIT_NO_LAZY_FETCH
  *    unless the repository is a partial clone whose fetch programs are all the user's (lazyFetchAllowed),
  *    `protocol.ext.allow` never, and submodules are not recursed into. (`uploadpack.packObjectsHook` is read from
- *    protected config only, never a repository's; no command of Caesar's merges, so no merge driver runs.)
+ *    protected config only, never a repository's. The one merge, land's `merge-tree` (land-replay.ts), refuses to
+ *    run in a repository whose own config defines a merge driver.)
  * Both `-c` values and GIT_CONFIG_KEY_<n> reach the git processes git itself starts (worktree remove's status, gc's
  * repack): git passes the first on in GIT_CONFIG_PARAMETERS, the second is inherited.
  */

@@ -58,8 +58,34 @@ export function throwawayCommit(gitRoot: string, tree: string, parent: string, m
   return gitText(['commit-tree', tree, '-p', parent, '-m', message], gitRoot, LAND_IDENTITY);
 }
 
+/**
+ * Merge drivers the repository's own config defines (`merge.<name>.driver` in its config, config.worktree or what
+ * they include). A three-way merge runs the driver a `.gitattributes` names — a command an agent could have planted
+ * in the shared git dir. Filters can be switched back to the user's (git-safety.ts); a merge driver set to nothing
+ * would silently keep one side, so land refuses instead and names it. The user's global and system drivers are theirs.
+ */
+export async function repositoryMergeDrivers(gitRoot: string): Promise<string[]> {
+  const listed = await runGit(['config', '--show-scope', '--includes', '-z', '--get-regexp', '^merge\\..*\\.driver$'], { cwd: gitRoot, okCodes: [0, 1] });
+  // With -z and --show-scope each entry is `<scope> NUL <key> LF <value> NUL`.
+  const fields = splitNul(listed.stdout);
+  const drivers: string[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const key = (fields[i + 1] as string).split('\n', 1)[0] as string;
+    if (fields[i] === 'local' || fields[i] === 'worktree') drivers.push(key);
+  }
+  return drivers;
+}
+
+export function mergeDriverRefusal(drivers: readonly string[]): string {
+  return `Nothing was landed: the repository's own config defines merge driver(s) ${drivers.join(', ')}, a command a three-way merge would run. Check it (an agent may have planted it in .git/config); remove it to land, or use caesar apply.`;
+}
+
 /** Merges `taskTree` onto `ontoTree`, both seen as changes from `baseRef`. */
 export async function replayOnto(gitRoot: string, options: { baseRef: string; ontoTree: string; taskTree: string }): Promise<ReplayResult> {
+  const drivers = await repositoryMergeDrivers(gitRoot);
+  if (drivers.length) {
+    throw new Error(mergeDriverRefusal(drivers));
+  }
   const ours = await throwawayCommit(gitRoot, options.ontoTree, options.baseRef, 'caesar land: the checkout as it is');
   const theirs = await throwawayCommit(gitRoot, options.taskTree, options.baseRef, 'caesar land: the task');
   const merged = await runGit(['merge-tree', '--write-tree', '-z', '--name-only', '--no-messages', ours, theirs], { cwd: gitRoot, okCodes: [0, 1] });

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { checkPassed, stateDir, taskPaths, type CheckResult, type LaunchSpec, type TaskState } from '../../protocol';
 import { applyTarget, isTaskActive, readApplied, unacceptedRepositoryChanges } from '../git/apply';
 import { applyLandingPatch } from '../git/land-apply';
-import { dirtyFiles, replayOnto, scratchWorktree, taskResultTree, throwawayCommit, treeDiff, type ReplayConflict } from '../git/land-replay';
+import { dirtyFiles, mergeDriverRefusal, replayOnto, repositoryMergeDrivers, scratchWorktree, taskResultTree, throwawayCommit, treeDiff, type ReplayConflict } from '../git/land-replay';
 import { gitText } from '../git/git';
 import { worktreeDiff, type DiffResult } from '../git/reconcile';
 import { readLaunchSpec } from '../store/launch-spec';
@@ -82,6 +82,8 @@ export async function landTasks(root: string, ids: readonly string[], options: L
   if (duplicate) throw new RequestError(`Task ${duplicate} is named twice: each task lands once.`, 'invalid_id');
   const states = await Promise.all(ids.map(async (id) => (await requireTaskView(root, id)).state));
   const checkout = await commonCheckout(states);
+  const drivers = await repositoryMergeDrivers(checkout);
+  if (drivers.length) throw new RequestError(mergeDriverRefusal(drivers), 'finished');
   const head = await gitText(['rev-parse', '--verify', 'HEAD^{commit}'], checkout);
   const prepared = await prepareAll(root, checkout, states, options);
   if ('refusals' in prepared) return refusedOutcome(checkout, head, prepared.refusals, ids);

@@ -119,6 +119,19 @@ describe('engine/tasks: landTasks (the landing queue)', function () {
     assert.equal(existsSync(escape), false, 'the check could not write outside its scratch worktree');
   });
 
+  it("refuses to merge in a repository whose own config defines a merge driver (a command an agent could plant), running nothing", async () => {
+    const root = makeRepo({ 'a.txt': A, '.gitattributes': 'a.txt merge=planted\n' });
+    const first = await finishedTask(root, { 'a.txt': withLine(A, 2, 'a two by the first task') });
+    writeFileSync(path.join(root, 'a.txt'), withLine(A, 11, 'a eleven by the user'));
+    git(root, 'commit', '-qam', 'the user moves the base');
+    const marker = path.join(root, '..', `${path.basename(root)}-driver-ran`);
+    git(root, 'config', 'merge.planted.driver', `touch ${JSON.stringify(marker)}`);
+    await assert.rejects(landTasks(root, [first]), /defines merge driver\(s\) merge\.planted\.driver/);
+    assert.equal(existsSync(marker), false, 'the planted driver did not run');
+    assert.equal(existsSync(taskPaths(root, first).applied), false);
+    assert.doesNotMatch(readFileSync(path.join(root, 'a.txt'), 'utf8'), /first task/);
+  });
+
   it('refuses, before landing anything, a task already applied or one whose files have uncommitted edits', async () => {
     const root = makeRepo({ 'a.txt': A, 'b.txt': B });
     const first = await finishedTask(root, { 'a.txt': withLine(A, 2, 'first') });
