@@ -1,9 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
 import { requireTaskView } from '../../src/engine/tasks';
-import { FIXTURE_AGENT, buildCli, git, makeRepo, startFixture, trustedHome, waitForFinished } from '../engine/runtime/helpers';
+import { FIXTURE_AGENT, buildCli, git, makeRepo, startFixture, trustedHome, waitFor, waitForFinished } from '../engine/runtime/helpers';
 import { caesarGroup, snapshot } from '../reliability/apply-helpers';
 
 const lines = (prefix: string, n = 12) => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
@@ -88,6 +89,32 @@ describe('cli: caesar land', function () {
     const bad = await caesarGroup(root, ['continue', first, '--base-commit', 'HEAD', 'again']);
     assert.match(bad.stderr, /not a full hex commit id/);
     assert.equal(readdirSync(path.join(root, '.caesar', 'tasks')).length, 3, 'no task was started');
+  });
+
+  it('killed with SIGKILL while a check runs on the combined result: the checkout is as before, and the next land cleans the scratch worktree up and lands', async () => {
+    const root = makeRepo({ 'a.txt': A });
+    // The check hangs only once `slow` exists (created for the land, not for the task's own run), saying it started.
+    const slow = path.join(root, '..', `${path.basename(root)}-slow`);
+    const started = `${slow}-started`;
+    const command = `if [ -f ${JSON.stringify(slow)} ]; then rm -f ${JSON.stringify(slow)}; touch ${JSON.stringify(started)}; sleep 60; fi`;
+    const { id } = await startFixture(root, { mode: 'success', files: { 'a.txt': withLine(A, 2, 'a two') } }, { checks: [{ name: 'slow', command, timeout_ms: 120_000 }] });
+    await waitForFinished(root, id);
+    writeFileSync(slow, '');
+    const before = snapshot(root);
+    // The CLI as its own process group, as a terminal runs it: killed whole (the check with it) once the check runs.
+    const land = spawn(process.execPath, [await buildCli(), 'land', id], { cwd: root, detached: true, stdio: 'ignore' });
+    const ended = new Promise<NodeJS.Signals | null>((resolve) => land.on('close', (_code, signal) => resolve(signal)));
+    await waitFor('the check to start on the combined result', () => existsSync(started), 60_000);
+    process.kill(-land.pid!, 'SIGKILL');
+    assert.equal(await ended, 'SIGKILL');
+    assert.equal(snapshot(root), before, 'nothing was written');
+    assert.match(git(root, 'worktree', 'list', '--porcelain'), /\/land\/wt-/, 'the scratch worktree the kill left behind');
+
+    const again = await caesarGroup(root, ['land', id]);
+    assert.equal(again.code, 0, again.stdout + again.stderr);
+    assert.doesNotMatch(git(root, 'worktree', 'list', '--porcelain'), /\/land\/wt-/);
+    assert.match(readFileSync(path.join(root, 'a.txt'), 'utf8'), /a two/);
+    rmSync(started, { force: true });
   });
 
   for (const step of ['applied', 'written'] as const) {
