@@ -218,7 +218,7 @@ describe('mcp: the orchestrator server (SDK client over stdio, built caesar.js, 
     assert.equal(emptyAwait.isError, true);
     assert.ok(!existsSync(path.join(repo, '.caesar/tasks', 'undefined')));
     // The server is still serving after all of that.
-    assert.equal((await served.client.listTools()).tools.length, 10);
+    assert.equal((await served.client.listTools()).tools.length, TOOLS.length);
   });
 
   it('records the parent task and the next depth when the server runs inside a task (CAESAR_TASK_ID / CAESAR_DEPTH)', async () => {
