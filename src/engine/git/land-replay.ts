@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import * as path from 'node:path';
-import { gitText, runGit, splitNul, withTempIndex } from './git';
+import { NEUTRAL_CONFIG, gitText, runGit, splitNul, withTempIndex } from './git';
 
 /*
  * Land's replay (issue 25): a task's change, made against its base_ref, is merged three-way onto what the checkout
@@ -145,8 +145,9 @@ export interface TreeDiff {
 
 /** From one tree to another, as a binary-safe patch the checkout can take with `git apply`. */
 export async function treeDiff(gitRoot: string, from: string, to: string): Promise<TreeDiff> {
-  const names = await runGit(['diff-tree', '-r', '--no-renames', '--name-only', '-z', from, to], { cwd: gitRoot });
-  const patch = await runGit(['diff-tree', '-r', '-p', '--binary', '--full-index', '--no-renames', '--no-textconv', from, to], { cwd: gitRoot });
+  // NEUTRAL_CONFIG: the patch's form must not follow the user's diff settings (prefixes, quoting), or apply misreads it.
+  const names = await runGit([...NEUTRAL_CONFIG, 'diff-tree', '-r', '--no-renames', '--name-only', '-z', from, to], { cwd: gitRoot });
+  const patch = await runGit([...NEUTRAL_CONFIG, 'diff-tree', '-r', '-p', '--binary', '--full-index', '--no-renames', '--no-textconv', from, to], { cwd: gitRoot });
   return { files: splitNul(names.stdout), patch: patch.stdout };
 }
 
