@@ -64,6 +64,11 @@ describe('cli: caesar land', function () {
     assert.equal(done.state.base_ref, git(root, 'rev-parse', `${base}^1`), 'its base is the new state (HEAD + the landed tasks)');
     assert.match(readFileSync(path.join(done.state.worktree!, 'a.txt'), 'utf8'), /<<<<<<< [\s\S]*a two by the third task[\s\S]*>>>>>>> /);
 
+    // The follow-up agent (the fixture) left the markers: landing it is refused, naming the file.
+    const unresolved = await caesarGroup(root, ['land', next.task_id]);
+    assert.equal(unresolved.code, 1);
+    assert.match(unresolved.stdout, /refused.*unresolved conflict markers .* to a\.txt/);
+
     // Files landed but not committed are the user's uncommitted changes for the next land: it refuses to merge into them.
     const dirty = await caesarGroup(root, ['land', third]);
     assert.equal(dirty.code, 1);

@@ -35,7 +35,7 @@ export type LandStatus =
   /** Not attempted: an earlier task stopped the queue, or a refusal stopped it before it began. */
   | 'not_landed';
 
-export type LandRefusal = 'no_worktree' | 'worktree_missing' | 'not_finished' | 'already_applied' | 'repository_changed' | 'too_large' | 'dirty' | 'no_launch';
+export type LandRefusal = 'no_worktree' | 'worktree_missing' | 'not_finished' | 'already_applied' | 'repository_changed' | 'too_large' | 'dirty' | 'no_launch' | 'conflict_markers';
 
 export interface LandTaskOutcome {
   task_id: string;
@@ -118,11 +118,22 @@ async function prepareAll(root: string, checkout: string, states: TaskState[], o
     const files = diff.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path]));
     const tooLarge = diff.files.filter((f) => f.too_large).map((f) => f.path);
     const touchedDirty = files.filter((f) => dirty.has(f));
-    if (tooLarge.length) refusals.push(refused(state.id, 'too_large', files, `Task ${state.id} changes file(s) too large for a patch (${tooLarge.join(', ')}): apply it with caesar apply, which leaves them in the worktree.`));
+    const marked = markedFiles(diff);
+    if (marked.length) refusals.push(refused(state.id, 'conflict_markers', files, `Task ${state.id} adds unresolved conflict markers (<<<<<<< … >>>>>>>) to ${marked.join(', ')}: a follow-up that did not resolve its conflict. Continue it again, or resolve them in its worktree.`));
+    else if (tooLarge.length) refusals.push(refused(state.id, 'too_large', files, `Task ${state.id} changes file(s) too large for a patch (${tooLarge.join(', ')}): apply it with caesar apply, which leaves them in the worktree.`));
     else if (touchedDirty.length) refusals.push(refused(state.id, 'dirty', files, `Task ${state.id} changes file(s) you have uncommitted changes in: ${touchedDirty.join(', ')}. Commit or stash them, then land again.`));
     else candidates.push({ state, launch, diff, files });
   }
   return refusals.length ? { refusals } : { candidates };
+}
+
+/**
+ * The files whose added lines hold both a `<<<<<<< ` and a `>>>>>>> ` marker: a land follow-up starts from a merge
+ * with the conflicts marked, and an agent that left them would land them into the user's code.
+ */
+function markedFiles(diff: DiffResult): string[] {
+  const sections = diff.patch.split(/^diff --git /m).slice(1);
+  return sections.filter((s) => /^\+<{7} /m.test(s) && /^\+>{7} /m.test(s)).map((s) => /^a\/(.*?) b\//.exec(s)?.[1] ?? s.split('\n', 1)[0]!);
 }
 
 /** Why a task cannot be landed at all, before any git work; undefined when it can be tried. */
