@@ -122,6 +122,32 @@ describe('cli: caesar land', function () {
     rmSync(started, { force: true });
   });
 
+  it('Ctrl-C while a check runs on the combined result ends the check (its own process group) and stops with nothing written', async () => {
+    const root = makeRepo({ 'a.txt': A });
+    const slow = path.join(root, '..', `${path.basename(root)}-slow`);
+    const pidFile = `${slow}-pid`;
+    const command = `if [ -f ${JSON.stringify(slow)} ]; then rm -f ${JSON.stringify(slow)}; echo $$ > ${JSON.stringify(pidFile)}; sleep 60; fi`;
+    const { id } = await startFixture(root, { mode: 'success', files: { 'a.txt': withLine(A, 2, 'a two') } }, { checks: [{ name: 'slow', command, timeout_ms: 120_000 }] });
+    await waitForFinished(root, id);
+    writeFileSync(slow, '');
+    const before = snapshot(root);
+    // As a terminal's Ctrl-C: SIGINT to the CLI's process group (the check runs in a group of its own).
+    const land = spawn(process.execPath, [await buildCli(), 'land', id, '--json'], { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    land.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    const ended = new Promise<number | null>((resolve) => land.on('close', (code) => resolve(code)));
+    const checkPid = await waitFor('the check to start on the combined result', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')), 60_000);
+    process.kill(-land.pid!, 'SIGINT');
+    assert.equal(await ended, 1);
+    const outcome = JSON.parse(stdout) as { tasks: { status: string; checks: { error?: string }[] }[] };
+    assert.equal(outcome.tasks[0]!.status, 'check_failed');
+    assert.match(outcome.tasks[0]!.checks[0]!.error ?? '', /stopped/);
+    assert.throws(() => process.kill(checkPid, 0), /ESRCH/, 'the check was ended with the land');
+    assert.equal(snapshot(root), before, 'nothing was written');
+    assert.doesNotMatch(git(root, 'worktree', 'list', '--porcelain'), /\/land\/wt-/, 'the scratch worktree is removed');
+    rmSync(pidFile, { force: true });
+  });
+
   for (const step of ['applied', 'written'] as const) {
     it(`killed with SIGKILL mid-land (after git wrote the first task, ${step === 'applied' ? 'before' : 'after'} the journal marked it written): the next command leaves every task landed or untouched`, async () => {
       const { root, first, second } = await threeTasksAndAMovedBase();

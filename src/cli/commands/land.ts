@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { RequestError, describeConflicts, landTasks, shellCommand, type LandOutcome, type LandTaskOutcome } from '../../engine/tasks';
-import { addCommonOptions, assertTaskId, storeFor, type CommonOptions } from '../common';
+import { addCommonOptions, assertTaskId, stopSignal, storeFor, type CommonOptions } from '../common';
 import { table, termSafe, termSafeBlock } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 
@@ -27,8 +27,11 @@ async function land(io: CliIo, ids: string[], opts: LandCliOptions): Promise<voi
   ids.forEach(assertTaskId);
   const root = storeFor(io, opts).root;
   let outcome: LandOutcome;
+  // Ctrl-C ends a running check's process group (its own, so the terminal's SIGINT does not reach it) and stops.
+  const stop = stopSignal(io);
   try {
     outcome = await landTasks(root, ids, {
+      signal: stop.signal,
       ...(opts.acceptRepositoryChanges ? { acceptRepositoryChanges: true } : {}),
       onProgress: opts.json ? undefined : (p) => io.err(`caesar: ${p.task_id} (${p.index + 1}/${p.total}): ${termSafe(p.step)}`),
     });
@@ -38,6 +41,8 @@ async function land(io: CliIo, ids: string[], opts: LandCliOptions): Promise<voi
       throw new ExitCode(1, err.message);
     }
     throw err;
+  } finally {
+    stop.dispose();
   }
   if (opts.json) printJson(io, outcome);
   else io.out(landReport(outcome).join('\n'));

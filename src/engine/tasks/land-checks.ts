@@ -20,6 +20,7 @@ export async function runLandChecks(options: {
   scratch: string;
   launch: LaunchSpec;
   logDir: string;
+  signal?: AbortSignal;
   onCheck?(message: string): void;
 }): Promise<CheckResult[]> {
   const { launch, scratch } = options;
@@ -35,6 +36,7 @@ export async function runLandChecks(options: {
     env,
     taskDir: options.logDir,
     graceMs: CHECK_GRACE_MS,
+    ...(options.signal ? { signal: options.signal } : {}),
     confine: async (plan) => {
       const sandbox = await prepareSandbox({
         settings: launch.sandbox,

@@ -65,6 +65,8 @@ export interface LandOutcome {
 
 export interface LandOptions {
   acceptRepositoryChanges?: boolean;
+  /** Ctrl-C: the running check is ended (its whole process group), nothing more lands; a write under way completes. */
+  signal?: AbortSignal;
   /** Called as each task goes through a step: for the editor's progress and the CLI's stderr. */
   onProgress?(progress: { task_id: string; index: number; total: number; step: string }): void;
 }
@@ -167,7 +169,9 @@ async function runQueue(root: string, checkout: string, head: string, candidates
   let onto = await gitText(['rev-parse', `${head}^{tree}`], checkout);
   for (const [index, candidate] of candidates.entries()) {
     const progress = (step: string) => options.onProgress?.({ task_id: candidate.state.id, index, total: candidates.length, step });
-    const landed = await landOne(root, checkout, head, onto, candidate, progress);
+    const landed = options.signal?.aborted
+      ? { outcome: { task_id: candidate.state.id, status: 'failed' as const, files: candidate.files, message: 'stopped before it was landed: interrupted.' } }
+      : await landOne(root, checkout, head, onto, candidate, progress, options.signal);
     outcomes.push(landed.outcome);
     if (!landed.tree) {
       for (const rest of candidates.slice(index + 1)) outcomes.push({ task_id: rest.state.id, status: 'not_landed', files: rest.files, message: `Not landed: the queue stopped at ${candidate.state.id}.` });
@@ -184,7 +188,15 @@ async function runQueue(root: string, checkout: string, head: string, candidates
 }
 
 /** One task: replay, check, write. `tree` is what the checkout holds afterwards, absent when the queue stops here. */
-async function landOne(root: string, checkout: string, head: string, onto: string, candidate: Candidate, progress: (step: string) => void): Promise<{ outcome: LandTaskOutcome; tree?: string }> {
+async function landOne(
+  root: string,
+  checkout: string,
+  head: string,
+  onto: string,
+  candidate: Candidate,
+  progress: (step: string) => void,
+  signal: AbortSignal | undefined,
+): Promise<{ outcome: LandTaskOutcome; tree?: string }> {
   const { state, launch, diff, files } = candidate;
   const id = state.id;
   if (diff.is_empty) return { outcome: { task_id: id, status: 'empty', files: [], message: `Task ${id} changed nothing: nothing to land.` }, tree: onto };
@@ -199,7 +211,7 @@ async function landOne(root: string, checkout: string, head: string, onto: strin
   const logDir = path.join(taskPaths(root, id).dir, 'land');
   if (launch.checks.length) {
     progress('checking');
-    checks = await checkCombined(root, checkout, head, onto, replay.tree, launch, logDir, progress);
+    checks = await checkCombined(root, checkout, { head, onto, merged: replay.tree }, launch, logDir, progress, signal);
     const failed = checks.filter((c) => !checkPassed(c));
     if (failed.length) {
       const why = failed.map((c) => `"${c.name}" ${c.error ?? `exit code ${c.exit_code}`}`).join(', ');
@@ -219,18 +231,18 @@ async function landOne(root: string, checkout: string, head: string, onto: strin
 async function checkCombined(
   root: string,
   checkout: string,
-  head: string,
-  onto: string,
-  merged: string,
+  trees: { head: string; onto: string; merged: string },
   launch: LaunchSpec,
   logDir: string,
   progress: (step: string) => void,
+  signal: AbortSignal | undefined,
 ): Promise<CheckResult[]> {
+  const { head, onto, merged } = trees;
   const base = onto === (await gitText(['rev-parse', `${head}^{tree}`], checkout)) ? head : await throwawayCommit(checkout, onto, head, 'caesar land: landed so far');
   const commit = await throwawayCommit(checkout, merged, base, `caesar land: ${launch.id} on the combined result`);
   const scratch = await scratchWorktree(checkout, path.join(stateDir(checkout), 'land', `wt-${launch.id}`), commit);
   try {
-    return await runLandChecks({ root, checkout, scratch: scratch.path, launch, logDir, onCheck: progress });
+    return await runLandChecks({ root, checkout, scratch: scratch.path, launch, logDir, onCheck: progress, ...(signal ? { signal } : {}) });
   } finally {
     await scratch.remove();
   }
