@@ -51,9 +51,14 @@ export function createLand(deps: LandDeps): vscode.Disposable & { land(ids: stri
       return undefined;
     }
     const root = tasks.rootOf(ids[0]!);
-    const outcome = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Caesar: landing', cancellable: false }, (progress) =>
-      landTasks(root, ids, { onProgress: (p) => progress.report({ message: `${p.index + 1}/${p.total} ${p.task_id.slice(0, 10)}: ${p.step}`, increment: p.step === 'replaying' ? 100 / p.total : 0 }) }),
-    );
+    // Cancel ends a running check and lands nothing more; a write already under way completes (it is a transaction).
+    const outcome = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Caesar: landing', cancellable: true }, (progress, token) => {
+      const stop = new AbortController();
+      const cancelled = token.onCancellationRequested(() => stop.abort());
+      const report = (p: { task_id: string; index: number; total: number; step: string }) =>
+        progress.report({ message: `${p.index + 1}/${p.total} ${p.task_id.slice(0, 10)}: ${p.step}`, increment: p.step === 'replaying' ? 100 / p.total : 0 });
+      return landTasks(root, ids, { signal: stop.signal, onProgress: report }).finally(() => cancelled.dispose());
+    });
     log.info(`land ${ids.join(' ')}: ${outcome.tasks.map((t) => `${t.task_id} ${t.status}`).join(', ')}`);
     await tasks.reloadAll();
     const continued = await report(root, outcome, request);
