@@ -6,6 +6,7 @@ import { registerControl } from './commands/control';
 import { registerDoctor } from './commands/doctor';
 import { registerFollow } from './commands/follow';
 import { registerInit } from './commands/init';
+import { registerLand } from './commands/land';
 import { registerPolicy } from './commands/policy';
 import { registerProtocol } from './commands/protocol';
 import { registerReview } from './commands/review';
@@ -29,6 +30,7 @@ const REGISTRARS: CommandRegistrar[] = [
   registerContinue,
   registerReview,
   registerCompare,
+  registerLand,
   registerInit,
   registerDoctor,
   registerAgents,

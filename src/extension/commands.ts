@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { registerCliCommands } from './cliCommand';
 import { registerCompareCommands } from './compare';
 import { registerFollowupCommands } from './followup';
+import { registerLandCommands } from './land';
 import { registerTreeCommands } from './tasks/treeCommands';
 import { registerWalkthroughCommands } from './walkthrough/walkthrough';
 import { openChange } from './review/openChange';
@@ -20,6 +21,7 @@ type Handler = (...args: never[]) => unknown;
 const FEATURE_COMMANDS: ((services: WorkspaceServices) => vscode.Disposable[])[] = [
   registerFollowupCommands,
   registerCompareCommands,
+  registerLandCommands,
   registerWalkthroughCommands,
   registerTreeCommands,
 ];

@@ -8,13 +8,14 @@ import { AnswerFileSchema } from '../../src/protocol';
 import { buildCli, waitFor } from '../engine/runtime/helpers';
 import { call, fixtureContext, makeFixtureRepo, serve, structured, textOf, type Served } from './orchestrator-helpers';
 
-const TEN_TOOLS = [
+const TOOLS = [
   'caesar_answer',
   'caesar_apply',
   'caesar_await',
   'caesar_cancel',
   'caesar_delegate',
   'caesar_diff',
+  'caesar_land',
   'caesar_list_agents',
   'caesar_list_roles',
   'caesar_logs',
@@ -38,9 +39,9 @@ describe('mcp: the orchestrator server (SDK client over stdio, built caesar.js, 
   const delegateFixture = async (fixture: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
     structured(await call(served.client, 'caesar_delegate', { objective: `fixture ${String(fixture.mode)}`, agent: 'fixture', isolation: 'worktree', mode: 'write', context: fixtureContext(fixture), ...extra }));
 
-  it('lists exactly the ten tools, each with a description, annotations, an input and an output schema', async () => {
+  it('lists exactly the eleven tools, each with a description, annotations, an input and an output schema', async () => {
     const { tools } = await served.client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), TEN_TOOLS);
+    assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
     for (const tool of tools) {
       assert.ok(tool.description && tool.description.length > 60, `${tool.name} has a description for a model`);
       assert.equal(tool.inputSchema.type, 'object', tool.name);
@@ -221,7 +222,7 @@ describe('mcp: the orchestrator server (SDK client over stdio, built caesar.js, 
     assert.equal(emptyAwait.isError, true);
     assert.ok(!existsSync(path.join(repo, '.caesar/tasks', 'undefined')));
     // The server is still serving after all of that.
-    assert.equal((await served.client.listTools()).tools.length, 10);
+    assert.equal((await served.client.listTools()).tools.length, TOOLS.length);
   });
 
   it('records the parent task and the next depth when the server runs inside a task (CAESAR_TASK_ID / CAESAR_DEPTH)', async () => {

@@ -86,6 +86,7 @@ const ORCHESTRATOR_SEEDS: Record<string, Array<Record<string, unknown>>> = {
   caesar_cancel: [{ task_id: UNKNOWN_ID }],
   caesar_diff: [{ task_id: UNKNOWN_ID }],
   caesar_apply: [{ task_id: UNKNOWN_ID, files: ['a.txt'] }],
+  caesar_land: [{ task_ids: [UNKNOWN_ID, '../x'], accept_repository_changes: true }],
   caesar_answer: [{ task_id: UNKNOWN_ID, question_id: 'q1', answer: 'yes' }],
   caesar_list_agents: [{}],
   caesar_list_roles: [{}],
@@ -173,7 +174,7 @@ describe('reliability/fuzz: both MCP servers with malformed tool arguments and m
   this.timeout(180_000);
   before(() => buildCli());
 
-  it('orchestrator server: any arguments to any of its ten tools → a result or an error, never a crash, nothing written outside .caesar', async () => {
+  it('orchestrator server: any arguments to any of its eleven tools → a result or an error, never a crash, nothing written outside .caesar', async () => {
     const repo = makeFixtureRepo();
     const before = filesOutsideStore(repo);
     const served: Served = await serve(repo);
@@ -186,7 +187,7 @@ describe('reliability/fuzz: both MCP servers with malformed tool arguments and m
         { numRuns: runs(200) },
       );
       const { tools } = await served.client.listTools();
-      assert.equal(tools.length, 10, 'still lists its ten tools');
+      assert.equal(tools.length, 11, 'still lists its eleven tools');
       const agents = structured(await served.client.callTool({ name: 'caesar_list_agents', arguments: {} }) as CallToolResult);
       assert.ok(agents.agents.some((a: { id: string }) => a.id === 'fixture'), 'still answers caesar_list_agents');
     } finally {
@@ -238,7 +239,7 @@ describe('reliability/fuzz: both MCP servers with malformed tool arguments and m
     it('orchestrator server: stays up and answers a valid request after every batch of garbage', async () => {
       const repo = makeFixtureRepo();
       const cli = await buildCli();
-      await rawFuzz(spawn(process.execPath, [cli, 'mcp', 'serve', '--root', repo], { cwd: repo, stdio: 'pipe' }), 'orchestrator', 10);
+      await rawFuzz(spawn(process.execPath, [cli, 'mcp', 'serve', '--root', repo], { cwd: repo, stdio: 'pipe' }), 'orchestrator', 11);
       assertNoEscape(repo);
     });
 

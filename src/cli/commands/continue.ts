@@ -6,6 +6,7 @@ import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 
 interface ContinueOptions extends CommonOptions {
   comments?: boolean;
+  baseCommit?: string;
 }
 
 /**
@@ -19,7 +20,8 @@ export function registerContinue(program: Command, io: CliIo): void {
       .description("Continue a finished task with feedback: a new task on the same agent, starting from that task's worktree")
       .argument('<taskId>', 'the finished task to continue')
       .argument('[feedback...]', 'what to change (may be empty when review comments were left in the editor)')
-      .option('--no-comments', "leave out the review comments left on the task's diff in the editor"),
+      .option('--no-comments', "leave out the review comments left on the task's diff in the editor")
+      .option('--base-commit <sha>', "start from this commit instead of the task's worktree (what `caesar land` prints after a conflict: the change merged onto the new HEAD)"),
   ).action((taskId: string, words: string[], opts: ContinueOptions) => continueCommand(io, taskId, words.join(' '), opts));
 }
 
@@ -28,7 +30,7 @@ async function continueCommand(io: CliIo, taskId: string, feedback: string, opts
   const root = storeFor(io, opts).root;
   try {
     const comments = opts.comments === false ? [] : (await readReviewComments(root, taskId)).filter((c) => !c.sent_in);
-    const continued = await continueTask(root, taskId, feedback, { comments, env: io.env, supervisorEnv: io.env });
+    const continued = await continueTask(root, taskId, feedback, { comments, env: io.env, supervisorEnv: io.env, ...(opts.baseCommit ? { baseCommit: opts.baseCommit } : {}) });
     for (const warning of continued.warnings) io.err(`caesar: warning: ${termSafe(warning)}`);
     if (opts.json) {
       printJson(io, { task_id: continued.id, continued_from: taskId, agent: continued.launch.agent, base_commit: continued.base_commit ?? null, comments: comments.length });

@@ -128,7 +128,7 @@ export async function applyTask(options: { root: string; state: TaskState; files
  * What the task's result says changed in the shared git dir (repository-watch.ts), when anything did. A result that
  * cannot be read is no excuse to apply blind: it is reported as a change the user must accept too.
  */
-async function unacceptedRepositoryChanges(root: string, id: string): Promise<string[] | undefined> {
+export async function unacceptedRepositoryChanges(root: string, id: string): Promise<string[] | undefined> {
   let result;
   try {
     result = await readJsonFile(taskPaths(root, id).result, ResultDocSchema, MAX_BYTES.result);
@@ -139,7 +139,7 @@ async function unacceptedRepositoryChanges(root: string, id: string): Promise<st
   return changes.length ? changes : undefined;
 }
 
-function repositoryChangedRefusal(id: string, changes: string[]): ApplyOutcome {
+export function repositoryChangedRefusal(id: string, changes: string[]): ApplyOutcome {
   return {
     applied: false,
     reason: 'repository_changed',
@@ -153,7 +153,7 @@ function repositoryChangedRefusal(id: string, changes: string[]): ApplyOutcome {
 }
 
 /** How long a second apply waits for the first one in the same checkout before refusing (a 50,000-file apply fits). */
-const APPLY_LOCK_WAIT_MS = 120_000;
+export const APPLY_LOCK_WAIT_MS = 120_000;
 
 async function applyLocked(root: string, state: TaskState, target: string, only: string[] | undefined): Promise<ApplyOutcome> {
   const worktree = state.worktree as string;
@@ -212,7 +212,7 @@ async function applyLocked(root: string, state: TaskState, target: string, only:
  * The journaled write (apply-journal.ts): the touched files are copied aside before git writes anything, so every
  * failure from here on either touched nothing or is rolled back, and the message says which.
  */
-async function writeTransaction(tx: {
+export async function writeTransaction(tx: {
   root: string;
   state: TaskState;
   target: string;
@@ -278,7 +278,7 @@ function alreadyApplied(state: TaskState, earlier: AppliedDoc, options: { worktr
 }
 
 /** The toplevel of the user's workspace, after checking it is the repository the worktree belongs to. */
-async function applyTarget(state: TaskState): Promise<string> {
+export async function applyTarget(state: TaskState): Promise<string> {
   const worktree = state.worktree as string;
   const target = await gitToplevel(state.workspace);
   if (!target) throw new Error(`Cannot apply task ${state.id}: its workspace ${state.workspace} is no longer inside a git repository.`);

@@ -26,7 +26,8 @@ import { spawn } from 'node:child_process';
  *  - merge drivers: overlap prediction runs `git merge-tree`, which would run the command a `merge.<name>.driver`
  *    names for a file whose attributes choose that driver. A driver the repository's config defines is replaced like
  *    a filter: by the user's own definition, or by `false` (runs nothing of the repository's; the file reads as a
- *    conflict, the cautious answer).
+ *    conflict, the cautious answer). Land (land-replay.ts) goes further and refuses a repository whose own config
+ *    defines a merge driver, saying so, rather than landing a file as a conflict.
  * Both `-c` values and GIT_CONFIG_KEY_<n> reach the git processes git itself starts (worktree remove's status, gc's
  * repack): git passes the first on in GIT_CONFIG_PARAMETERS, the second is inherited.
  */

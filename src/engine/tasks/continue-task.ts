@@ -55,6 +55,11 @@ export async function readReviewComments(root: string, taskId: string): Promise<
 export interface ContinueTaskOptions extends DelegateTaskOptions {
   /** Review comments left on the task's diff: sent to the agent as context, with the original objective. */
   comments?: ReviewComment[];
+  /**
+   * Start from this commit instead of a snapshot of the task's worktree: land's follow-up (land-follow-up.ts), the
+   * task's change merged onto the new HEAD with the conflicts marked. Its first parent becomes the base.
+   */
+  baseCommit?: string;
 }
 
 export interface ContinuedTask extends DelegatedTask {
@@ -85,8 +90,8 @@ export async function continueTask(root: string, taskId: string, feedback: strin
   }
   const { state, task } = view;
   const workspace = await checkWorkspace(root, state.workspace);
-  const baseCommit = state.worktree ? await snapshotTaskWorktree(root, view) : undefined;
-  const { comments: _comments, ...delegateOptions } = options;
+  const baseCommit = options.baseCommit ? await checkedBaseCommit(root, view, options.baseCommit) : state.worktree ? await snapshotTaskWorktree(root, view) : undefined;
+  const { comments: _comments, baseCommit: _baseCommit, ...delegateOptions } = options;
   const delegated = await delegateTask(
     root,
     {
@@ -119,6 +124,18 @@ async function snapshotTaskWorktree(root: string, view: TaskView): Promise<strin
   const worktree = await checkWorktree(repo, state.worktree);
   const baseRef = checkObjectId(state.base_ref);
   return snapshotWorktree(worktree, baseRef, state.excluded_paths, `caesar: snapshot of task ${view.id} (continued with feedback)`);
+}
+
+/** A commit given to start from (`--base-commit`): a commit of this root's repository with a parent, for a worktree task. */
+async function checkedBaseCommit(root: string, view: TaskView, commit: string): Promise<string> {
+  if (!view.state.worktree) throw new RequestError(`Task ${view.id} ran in place: a follow-up of it cannot start from another commit.`, 'finished');
+  const repo = await rootRepository(root);
+  if (!repo) throw new RequestError(`${root} is not inside a git repository.`, 'finished');
+  if (!/^[0-9a-f]{40,64}$/.test(commit)) throw new RequestError(`--base-commit ${JSON.stringify(commit)} is not a full hex commit id.`, 'invalid_id');
+  const kind = await runGit(['cat-file', '-t', commit], { cwd: repo.gitRoot, okCodes: [0, 1, 128] });
+  const parent = await runGit(['rev-parse', '--verify', '--quiet', `${commit}^1`], { cwd: repo.gitRoot, okCodes: [0, 1, 128] });
+  if (kind.stdout.toString().trim() !== 'commit' || parent.code !== 0) throw new RequestError(`${commit} is not a commit with a parent in ${repo.gitRoot}: nothing to start the follow-up from.`, 'finished');
+  return commit;
 }
 
 /** Who the snapshot commit is by: fixed, so a machine without a git identity can snapshot too. */

@@ -13,7 +13,7 @@ export function createOrchestratorServer(ctx: OrchestratorContext): McpServer {
     {
       capabilities: { tools: {}, prompts: {} },
       instructions:
-        'Caesar delegates coding tasks to other agent CLIs and checks their work with git. Typical flow: caesar_list_agents or caesar_list_roles → caesar_delegate → caesar_await (answer pending_questions with caesar_answer) → caesar_diff → caesar_apply.',
+        'Caesar delegates coding tasks to other agent CLIs and checks their work with git. Typical flow: caesar_list_agents or caesar_list_roles → caesar_delegate → caesar_await (answer pending_questions with caesar_answer) → caesar_diff → caesar_apply. Several finished tasks onto a moved HEAD, each re-checked on the combination: caesar_land (stops at the first conflict or failed check). The prompts race, fanout, review and land spell these flows out.',
     },
   );
   registerOrchestratorTools(server, ctx);

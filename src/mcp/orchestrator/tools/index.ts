@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { OrchestratorContext } from '../context';
 import { ElicitationRelay } from '../elicitation';
 import { registerCatalogueTools } from './catalogue';
+import { registerLandTool } from './land';
 import { registerReviewTools } from './review';
 import { registerTaskTools } from './tasks';
 
@@ -16,14 +17,16 @@ export const ORCHESTRATOR_TOOL_NAMES = [
   'caesar_cancel',
   'caesar_diff',
   'caesar_apply',
+  'caesar_land',
   'caesar_list_agents',
   'caesar_list_roles',
   'caesar_answer',
 ] as const;
 
-/** The ten tools, each a thin adapter over src/engine/tasks. */
+/** The eleven tools, each a thin adapter over src/engine/tasks. */
 export function registerOrchestratorTools(server: McpServer, ctx: OrchestratorContext): void {
   registerTaskTools(server, ctx, new ElicitationRelay(server.server, ctx.root));
   registerReviewTools(server, ctx);
+  registerLandTool(server, ctx);
   registerCatalogueTools(server, ctx);
 }
