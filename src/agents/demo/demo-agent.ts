@@ -17,6 +17,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, watch, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { CLAIMED_ANSWER_WAIT_MS, claimQuestion } from '../../base/question-claim';
 import { editedText, firstLine, noteFor, previousObjective, questionFor, targetFile, type Task } from './demo-work';
 
 const delayMs = numberFromEnv('CAESAR_DEMO_DELAY_MS', 300);
@@ -176,7 +177,11 @@ async function ask(task: Task, taskDir: string): Promise<string | undefined> {
   emit({ kind: 'say', text: `I asked the orchestrator a question (${id}) and wait for the answer.` });
   // At most 5 minutes, and never beyond what is left of the task's deadline (measured from our own start).
   const budget = Math.min(numberFromEnv('CAESAR_DEMO_ANSWER_TIMEOUT_MS', 300_000), Math.max(0, task.deadline_ms - (Date.now() - started) - 2000));
-  const answer = await waitForAnswer(answersDir, id, budget);
+  let answer = await waitForAnswer(answersDir, id, budget);
+  // An answerer may be claiming it as we give up: the first claim decides (question-claim.ts).
+  if (answer === undefined && (await claimQuestion(questionsDir, id, 'expired')) === 'answered') {
+    answer = await waitForAnswer(answersDir, id, CLAIMED_ANSWER_WAIT_MS);
+  }
   if (answer === undefined) {
     writeJsonAtomic(path.join(questionsDir, `${id}.json`), { ...question, expired_at: new Date().toISOString() });
     emit({ kind: 'say', text: 'No answer came in time; I go on with my own judgment.' });

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { AnswerFileSchema, PERMISSION_QUESTION_PREFIX, QuestionFileSchema, type EventDraft, type QuestionFile } from '../../protocol';
 import { obj, str, type Json } from '../../agents/stream';
 import { writeJsonAtomic } from '../../base/atomic';
+import { answerFileAppears, claimQuestion } from '../../base/question-claim';
 import { readJsonFile } from '../store/atomic';
 import { decide, offeredOrder, optionForAnswer, optionLabel, questionText, byKind, type PermissionContext, type PermissionOption } from './permissions';
 
@@ -112,13 +113,14 @@ export class PermissionBroker {
     await this.options.relay.scan();
     const answer = await answered;
     if (answer !== undefined) return answer;
-    // Nobody answered: mark it expired so answering now fails clearly; an answer that raced the marker still wins.
-    await writeJsonAtomic(file, { ...asked, expired_at: new Date().toISOString() });
-    const late = await readJsonFile(path.join(this.options.answersDir, `${id}.json`), AnswerFileSchema).catch(() => undefined);
-    if (late) {
-      await writeJsonAtomic(file, asked);
-      return late.answer;
+    // Nobody answered in time. An answerer may be claiming it right now: the first claim decides (question-claim.ts).
+    const answerFile = path.join(this.options.answersDir, `${id}.json`);
+    if ((await claimQuestion(this.options.questionsDir, id, 'expired')) === 'answered' && (await answerFileAppears(answerFile))) {
+      const late = await readJsonFile(answerFile, AnswerFileSchema).catch(() => undefined);
+      if (late) return late.answer;
     }
+    // Marked so answering now fails clearly.
+    await writeJsonAtomic(file, { ...asked, expired_at: new Date().toISOString() });
     await this.options.relay.scan();
     return undefined;
   }

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { ProgressFileSchema, QuestionFileSchema, isSafeId, type TaskPaths } from '../../protocol';
 import { readJsonFile } from '../store/atomic';
 import { writeJsonAtomic } from '../../base/atomic';
+import { claimQuestion } from '../../base/question-claim';
 import type { EventsWriter } from './events-writer';
 import { closeQuestions } from '../store/questions-closed';
 import { readAnswerForRelay } from './answer-read';
@@ -87,7 +88,7 @@ export class QuestionsRelay {
       const question = await readJsonFile(file, QuestionFileSchema).catch(() => undefined);
       if (!question) continue;
       const answerExists = await fs.stat(path.join(this.paths.answersDir, `${id}.json`)).then(() => true, () => false);
-      if (answerExists) continue;
+      if (answerExists || (await claimQuestion(this.paths.questionsDir, id, 'expired')) === 'answered') continue;
       await writeJsonAtomic(file, { ...question, expired_at: question.expired_at ?? expiredAt });
       this.noteExpired(id);
     }

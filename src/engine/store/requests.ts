@@ -10,6 +10,7 @@ import {
 } from '../../protocol';
 import { readJsonFile } from './atomic';
 import { createExclusive } from '../../base/atomic';
+import { claimQuestion } from '../../base/question-claim';
 import { LauncherRecordSchema, TaskStateSchema, ACTIVE_STATUSES, type TaskStatus } from '../../protocol';
 import { cancelSlurmJob } from '../cluster/slurm';
 import { readPendingQuestions } from './store';
@@ -88,17 +89,28 @@ export async function answerQuestion(
   const expiredAt = question.expired_at ?? (await questionsClosedAt(paths.questionsDir));
   const ended = await endedBeforeAnswer(paths.state, question, expiredAt);
   if (ended) throw new RequestError(ended, 'finished');
-  if (expiredAt) {
-    throw new RequestError(
-      `Question "${questionId}" expired at ${expiredAt}: the agent stopped waiting and went on with its own judgment.`,
-      'expired',
-    );
+  if (expiredAt) throw expired(questionId, expiredAt);
+  // The waiter may be giving up at this very moment: whichever of us claims the question first decides (question-claim.ts).
+  if ((await claimQuestion(paths.questionsDir, questionId, 'answered')) === 'expired') {
+    const marked = await readJsonFile(path.join(paths.questionsDir, `${questionId}.json`), QuestionFileSchema).catch(() => undefined);
+    throw expired(questionId, marked?.expired_at ?? new Date().toISOString());
   }
   const answer: AnswerFile = { id: questionId, answer: text, answered_at: new Date().toISOString(), by };
   AnswerFileSchema.parse(answer);
   const created = await createExclusive(answerFile, `${JSON.stringify(answer, null, 2)}\n`);
   if (!created) throw alreadyAnswered(questionId, await readJsonFile(answerFile, AnswerFileSchema).catch(() => undefined));
+  // A waiter that lost the claim waits CLAIMED_ANSWER_WAIT_MS for this file; if we stalled longer it gave up and
+  // marked the question expired: say so, and take the answer back, rather than report an answer nobody took.
+  const after = await readJsonFile(path.join(paths.questionsDir, `${questionId}.json`), QuestionFileSchema).catch(() => undefined);
+  if (after?.expired_at) {
+    await fs.rm(answerFile, { force: true });
+    throw expired(questionId, after.expired_at);
+  }
   return answer;
+}
+
+function expired(questionId: string, expiredAt: string): RequestError {
+  return new RequestError(`Question "${questionId}" expired at ${expiredAt}: the agent stopped waiting and went on with its own judgment.`, 'expired');
 }
 
 function alreadyAnswered(questionId: string, existing: AnswerFile | undefined): RequestError {

@@ -22,6 +22,7 @@ import {
 } from '../../protocol';
 import { readAnswerForRelay, readJsonFile } from '../../engine/tasks';
 import { writeJsonAtomic, writeFileAtomic } from '../../base/atomic';
+import { answerFileAppears, claimQuestion } from '../../base/question-claim';
 import { readRegularFileBounded } from '../../base/safe-read';
 import { TaskStateSchema } from '../../protocol';
 import { CAESAR_VERSION } from '../../base/version';
@@ -259,14 +260,13 @@ async function ask(paths: TaskPaths, question: string, options: string[], cap: n
   const answerFile = path.join(paths.answersDir, `${id}.json`);
   const answer = await waitForFile(answerFile, paths.answersDir, budget, signal);
   if (answer) return { id, answered: true, answer: answer.answer, ...(answer.by ? { answered_by: answer.by } : {}) };
-  // Nobody answered in time: mark the question expired so answering it now fails clearly instead of going nowhere.
-  await writeJsonAtomic(file, { ...asked, expired_at: new Date().toISOString() });
-  // An answer that raced the expiry (written before the marker landed) still wins.
-  const late = await readAnswer(answerFile);
-  if (late) {
-    await writeJsonAtomic(file, asked);
-    return { id, answered: true, answer: late.answer, ...(late.by ? { answered_by: late.by } : {}) };
+  // Nobody answered in time. An answerer may be claiming it right now: the first claim decides (question-claim.ts).
+  if ((await claimQuestion(paths.questionsDir, id, 'expired')) === 'answered' && (await answerFileAppears(answerFile))) {
+    const late = await readAnswer(answerFile);
+    if (late) return { id, answered: true, answer: late.answer, ...(late.by ? { answered_by: late.by } : {}) };
   }
+  // Marked so answering it now fails clearly instead of going nowhere.
+  await writeJsonAtomic(file, { ...asked, expired_at: new Date().toISOString() });
   return { id, answered: false, expired: true, message: NO_ANSWER_MESSAGE };
 }
 

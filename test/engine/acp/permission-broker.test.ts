@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, promises as fs, readdirSync } from 'node:fs';
+import { existsSync, promises as fs, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { PermissionBroker, type AnswerSource, type PermissionBrokerOptions } from '../../../src/engine/acp/permission-broker';
@@ -136,6 +136,65 @@ describe('ACP PermissionBroker', () => {
     assert.ok(!existsSync(path.join(h.paths.answersDir, `${(await onlyQuestion(h.paths)).id}.json`)), 'no answer file was written');
     assert.deepEqual(h.rejected, ['call_1'], 'the translator is told of the reject');
     assert.ok(progress(h).some((m) => /not answered before the task's deadline: Reject \(reject_once\)/.test(m)), progress(h).join('\n'));
+  });
+
+  /** Holds the real fs.promises.link (createExclusive's last step) for names matching `which` until `release` settles. */
+  function holdLinks(which: (from: string, to: string) => boolean, release: () => Promise<unknown>): () => void {
+    const link = fs.link;
+    (fs as { link: typeof fs.link }).link = async (from, to) => {
+      if (which(String(from), String(to))) await release();
+      return link(from, to);
+    };
+    return () => void ((fs as { link: typeof fs.link }).link = link);
+  }
+
+  it('an answerer that passed its checks as the broker gives up is told "expired", as the agent is told "reject" (the claim decides)', async () => {
+    let decided!: Promise<unknown>;
+    let answering: Promise<unknown> | undefined;
+    // The answerer's exclusive claim is held until the broker has decided: the window between its checks and its write.
+    let held = false;
+    const restore = holdLinks((from, to) => {
+      // The answerer's first exclusive create: its claim (or, were there none, its answer file).
+      const answerers = (to.endsWith('.claim') && readFileSync(from, 'utf8') === 'answered') || to.startsWith(h.paths.answersDir);
+      held ||= answerers;
+      return answerers;
+    }, () => decided);
+    h.onScan(1, async () => {
+      const question = await onlyQuestion(h.paths);
+      answering = answerQuestion(h.root, TASK, question.id, 'Allow (allow_once)', 'test').catch((err: unknown) => err);
+      await waitFor("the answerer's claim held", () => held);
+    });
+    try {
+      decided = h.broker().request({ toolCall: SHELL_CALL, options: OPTIONS });
+      const outcome = await decided;
+      const told = await answering;
+      assert.deepEqual(outcome, { outcome: { outcome: 'selected', optionId: 'reject' } });
+      assert.ok(told instanceof RequestError && told.code === 'expired', `the user was told: ${JSON.stringify(told)}`);
+      assert.ok(!existsSync(path.join(h.paths.answersDir, `${(await onlyQuestion(h.paths)).id}.json`)), 'no answer file was written');
+    } finally {
+      restore();
+    }
+  });
+
+  it('an answer claimed before the broker gives up but written a moment later is the one the agent gets', async () => {
+    let answering: Promise<unknown> | undefined;
+    // The answer file's link waits 300 ms after the answerer's claim: the broker (its deadline passed) claims, loses,
+    // and waits for the answer file instead of rejecting.
+    const restore = holdLinks((_from, to) => to.startsWith(h.paths.answersDir), () => new Promise((resolve) => setTimeout(resolve, 300)));
+    h.onScan(1, async () => {
+      const question = await onlyQuestion(h.paths);
+      answering = answerQuestion(h.root, TASK, question.id, 'Allow (allow_once)', 'test');
+      await waitFor('the answerer claimed the question', () => existsSync(path.join(h.paths.questionsDir, `${question.id}.claim`)));
+    });
+    try {
+      const outcome = await h.broker().request({ toolCall: SHELL_CALL, options: OPTIONS });
+      assert.deepEqual(outcome, { outcome: { outcome: 'selected', optionId: 'allow' } });
+      assert.equal(((await answering) as { answer: string }).answer, 'Allow (allow_once)');
+      assert.equal((await onlyQuestion(h.paths)).expired_at, undefined, 'the question reads answered, not expired');
+      assert.deepEqual(h.rejected, []);
+    } finally {
+      restore();
+    }
   });
 
   it('a cancel before asking answers `cancelled` and files no question', async () => {
