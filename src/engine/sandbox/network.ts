@@ -52,11 +52,16 @@ export async function decideNetwork(input: NetworkDecisionInput): Promise<Networ
   }
   const endpoints = dedupe(parsed.map((p) => p.endpoint!).map((e) => ({ host: e.host === 'localhost' ? '127.0.0.1' : e.host, port: e.port })));
   if (!endpoints.length) return { cut: true, endpoints, findings: [] };
-  const socat = findExecutable('socat', input.env, 'CAESAR_SOCAT');
+  const socat = locateSocat(input.env);
   if (!socat) {
     return { cut: false, findings: [{ ...leftOpen('socat, which bridges the model endpoint into the sandbox, is not installed. Fix: `sudo apt install socat`'), severity: 'medium' }] };
   }
   return { cut: true, endpoints, socat, findings: [] };
+}
+
+/** socat, which listens inside for each bridged endpoint: $CAESAR_SOCAT (empty: none), else PATH. */
+export function locateSocat(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return findExecutable('socat', env, 'CAESAR_SOCAT');
 }
 
 function leftOpen(why: string): Finding {

@@ -17,7 +17,7 @@ export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvail
 export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
 import { effectiveSandboxMode, type SandboxMode } from './mode';
 export { effectiveSandboxMode } from './mode';
-export { decideNetwork, type NetworkDecision, type LoopbackEndpoint } from './network';
+export { decideNetwork, locateSocat, type NetworkDecision, type LoopbackEndpoint } from './network';
 
 export interface SandboxSettings {
   mode: SandboxMode;
