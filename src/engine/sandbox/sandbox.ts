@@ -12,6 +12,7 @@ import { sandboxPreflight, type SandboxAvailability } from './preflight';
 import { agentStatePaths } from './agent-dirs';
 import { openBridge, type OpenBridge } from './network-bridge';
 import type { LoopbackEndpoint } from './network';
+import { preparePrivateObjects } from './private-objects';
 
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
 export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
@@ -101,6 +102,8 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
   await fs.writeFile(emptyFile, '', { mode: 0o400 });
   await createStateDirs(request.agentId, request.env);
   const bridge: OpenBridge | undefined = request.network ? await openBridge(request.network.endpoints, request.network.socat) : undefined;
+  // A write task's agent commits into a store of its own (private-objects.ts); a check commits nothing.
+  const objects = request.mode === 'write' && request.worktree && request.gitRoot && !request.check ? await preparePrivateObjects(request.worktree, request.gitRoot) : undefined;
   const shown = new Set<string>();
   const wrap = (): SpawnPlan => {
     const entries = readdirSync(taskDir);
@@ -128,7 +131,7 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
       ),
       ...(bridge?.mounts ?? []),
     ];
-    const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap' };
+    const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap', ...(objects?.env ?? {}) };
     if (!mounts.some((m) => m.kind === 'tmpfs' && m.path === request.env.TMPDIR)) setEnv.TMPDIR = '/tmp';
     const args = bwrapArgs(mounts, { cwd: request.plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'], shareNet: !bridge });
     return wrapPlan(bridge ? bridge.wrapInside(request.plan) : request.plan, availability.bwrap, args);
@@ -136,7 +139,8 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
   return { wrap, record: { confined: true }, findings: [], finish: async () => {
       await bridge?.close().catch(() => undefined);
       await fs.rm(emptyFile, { force: true });
-      if (!request.check) return takeBackReport(taskDir, taskView, shown);
+      const kept = (await objects?.finish()) ?? [];
+      if (!request.check) return [...kept, ...(await takeBackReport(taskDir, taskView, shown))];
       await fs.rm(taskView, { recursive: true, force: true });
       return [];
     } };
