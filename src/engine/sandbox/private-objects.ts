@@ -29,11 +29,13 @@ export async function preparePrivateObjects(worktree: string, gitRoot: string): 
   const shared = path.join(path.dirname(path.dirname(entry)), 'objects');
   await fs.rm(store, { recursive: true, force: true });
   await fs.mkdir(path.join(store, 'pack'), { recursive: true });
+  // HEAD is read and written as the file it is (one git process instead of three: this runs before every write task).
+  const headFile = path.join(entry, 'HEAD');
+  const branch = /^ref: (refs\/heads\/\S+)\s*$/.exec(await fs.readFile(headFile, 'utf8'))?.[1] ?? '';
   const start = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], worktree)).trim();
-  const branch = (await runGit(['symbolic-ref', '-q', 'HEAD'], { cwd: worktree, okCodes: [0, 1] })).stdout.toString('utf8').trim();
-  await git(['update-ref', '--no-deref', 'HEAD', start], worktree);
+  await writeHead(headFile, start);
   const env = { GIT_OBJECT_DIRECTORY: store, GIT_ALTERNATE_OBJECT_DIRECTORIES: shared };
-  return { env, finish: () => bringBack({ worktree, gitRoot, store, env, start, branch }) };
+  return { env, finish: () => bringBack({ worktree, gitRoot, store, env, start, branch, headFile }) };
 }
 
 interface Run {
@@ -43,6 +45,16 @@ interface Run {
   env: Record<string, string>;
   start: string;
   branch: string;
+  headFile: string;
+}
+
+/** A worktree's HEAD file, replaced whole (a rename): a commit id (detached) or `ref: <branch>`. */
+async function writeHead(headFile: string, value: string): Promise<void> {
+  const temp = `${headFile}.caesar-${process.pid}`;
+  // The agent may write this folder: whatever it left at the temporary name (a link) goes, and O_EXCL never follows one.
+  await fs.rm(temp, { force: true });
+  await fs.writeFile(temp, `${value}\n`, { flag: 'wx' });
+  await fs.rename(temp, headFile);
 }
 
 async function bringBack(run: Run): Promise<Finding[]> {
@@ -63,12 +75,9 @@ async function bringBack(run: Run): Promise<Finding[]> {
     await git(['read-tree', run.start], run.worktree).catch(() => undefined);
   }
   try {
-    if (run.branch) {
-      await git(['update-ref', run.branch, head], run.worktree);
-      await git(['symbolic-ref', 'HEAD', run.branch], run.worktree);
-    } else {
-      await git(['update-ref', '--no-deref', 'HEAD', head], run.worktree);
-    }
+    // The branch moves only when the agent committed; HEAD goes back on it (or stays detached, as it was).
+    if (run.branch && head !== run.start) await git(['update-ref', run.branch, head], run.worktree);
+    await writeHead(run.headFile, run.branch ? `ref: ${run.branch}` : head);
   } catch (err) {
     findings.push({ severity: 'medium', title: 'The task\'s branch was not moved', detail: `After the run, its worktree's HEAD could not be put back on ${run.branch || 'its commit'}: ${(err as Error).message}` });
   }
