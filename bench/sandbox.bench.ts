@@ -27,11 +27,12 @@ export async function benchSandbox(): Promise<Record<string, number | string>> {
   mkdirSync(path.join(repo, '.caesar'), { recursive: true });
   const script = `echo done > bench.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
   // The agent in the user's own layer (a HOME of the bench's own): a repository's file naming programs needs trust.
-  env.HOME = benchHome(`[[agent]]\nid = "quick"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
+  // allow_hosts: a task whose network is cut (--network off) gets the model-endpoint bridge (socat inside, issue 21).
+  env.HOME = benchHome(`[sandbox]\nallow_hosts = ["127.0.0.1:9"]\n[[agent]]\nid = "quick"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
   let lastTask = '';
-  const task = (mode: string) => ({
+  const task = (mode: string, network = 'on') => ({
     run: async () => {
-      const { stdout } = await run(process.execPath, [cli, 'run', 'write bench.txt', '--agent', 'quick', '--isolation', 'worktree', '--mode', 'write', '--json'], { cwd: repo, env: { ...env, CAESAR_SANDBOX: mode }, maxBuffer: 1 << 24 });
+      const { stdout } = await run(process.execPath, [cli, 'run', 'write bench.txt', '--agent', 'quick', '--isolation', 'worktree', '--mode', 'write', '--network', network, '--json'], { cwd: repo, env: { ...env, CAESAR_SANDBOX: mode }, maxBuffer: 1 << 24 });
       const result = JSON.parse(stdout) as { task_id: string; status: string; diff?: { files: unknown[] } };
       if (result.status !== 'succeeded' || result.diff?.files.length !== 1) throw new Error(`task did not succeed: ${stdout.slice(0, 500)}`);
       lastTask = result.task_id;
@@ -48,6 +49,7 @@ export async function benchSandbox(): Promise<Record<string, number | string>> {
       {
         task_sandboxed: task('required'),
         task_unsandboxed: task('off'),
+        task_sandboxed_network_cut: task('required', 'off'),
         spawn_true_in_bwrap: { run: () => run(bwrap, [...bwrapArgs, '/bin/true']).then(() => undefined) },
         spawn_true_bare: { run: () => run('/bin/true', []).then(() => undefined) },
       },
@@ -58,6 +60,7 @@ export async function benchSandbox(): Promise<Record<string, number | string>> {
     out.ratio_task_sandboxed_to_unsandboxed = ratio(m.task_sandboxed!, m.task_unsandboxed!);
     out.task_added_ms_median = spread(m.task_sandboxed!.wall).median - spread(m.task_unsandboxed!.wall).median;
     out.task_added_ms_paired_median = pairedMedian(m.task_sandboxed!.wall, m.task_unsandboxed!.wall);
+    out.network_cut_added_ms_paired_median = pairedMedian(m.task_sandboxed_network_cut!.wall, m.task_sandboxed!.wall);
     out.bwrap_added_ms_median = spread(m.spawn_true_in_bwrap!.wall).median - spread(m.spawn_true_bare!.wall).median;
     out.bwrap_added_ms_paired_median = pairedMedian(m.spawn_true_in_bwrap!.wall, m.spawn_true_bare!.wall);
     out.load_after = loadNote();

@@ -303,9 +303,9 @@ function withoutPrograms(layer: LoadedLayer, programs: LayerPrograms, why: strin
     data.launcher = rest;
   }
   // A cloned repository may tighten the sandbox (hide more, require it), never loosen it for its own agents.
-  if (data.sandbox && (data.sandbox.mode === 'off' || data.sandbox.mode === 'auto' || data.sandbox.read_write?.length)) {
-    ignored.push(`${layer.file}: [sandbox] mode "off"/"auto" and read_write ignored: the workspace is not trusted, and they loosen the sandbox.`);
-    const { mode, read_write: _rw, ...rest } = data.sandbox;
+  if (data.sandbox && (data.sandbox.mode === 'off' || data.sandbox.mode === 'auto' || data.sandbox.read_write?.length || data.sandbox.allow_hosts?.length)) {
+    ignored.push(`${layer.file}: [sandbox] mode "off"/"auto", read_write and allow_hosts ignored: the workspace is not trusted, and they loosen the sandbox.`);
+    const { mode, read_write: _rw, allow_hosts: _hosts, ...rest } = data.sandbox;
     data.sandbox = mode === 'required' ? { ...rest, mode } : rest;
   }
   if (data.role?.length) {
@@ -355,6 +355,14 @@ function mergeSandbox(sandbox: SandboxConfig, provenance: Provenance, scope: Lay
       notes.push(`[sandbox] read_write from ${scope} ignored: a repository's configuration cannot make more paths writable (set it in ~/.config/caesar/config.toml).`);
     }
   }
+  if (asked.allow_hosts !== undefined) {
+    if (!repository) {
+      sandbox.allow_hosts = [...asked.allow_hosts];
+      provenance.sandbox.allow_hosts = scope;
+    } else if (asked.allow_hosts.length) {
+      notes.push(`[sandbox] allow_hosts from ${scope} ignored: a repository's configuration cannot open the network of a task that has it cut (set it in ~/.config/caesar/config.toml).`);
+    }
+  }
 }
 
 /**
@@ -365,7 +373,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
   const policy: PolicyConfig = { ...DEFAULT_POLICY, allowed: [], denied: [] };
   const worktree: WorktreeConfig = { copy: [], link: [], setup: [] };
   const launcher: LauncherConfig = { kind: 'local', extra_args: [] };
-  const sandbox: SandboxConfig = { hide: [], read_write: [] };
+  const sandbox: SandboxConfig = { hide: [], read_write: [], allow_hosts: [] };
   const sandboxNotes: string[] = [];
   const roles = new Map<string, RoleConfig>(DEFAULT_ROLES.map((r) => [r.name, { ...r, agents: [...r.agents] }]));
   const agents = new Map<string, AgentEntry>();
@@ -376,7 +384,7 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
     policy: Object.fromEntries(Object.keys(DEFAULT_POLICY).map((k) => [k, 'default'])) as Record<PolicyKey, Origin>,
     worktree: { copy: 'default', link: 'default', setup: 'default', pool: 'default' },
     launcher: { kind: 'default', partition: 'default', time: 'default', cpus: 'default', mem: 'default', extra_args: 'default' },
-    sandbox: { mode: 'default', hide: 'default', read_write: 'default' },
+    sandbox: { mode: 'default', hide: 'default', read_write: 'default', allow_hosts: 'default' },
     roles: Object.fromEntries(DEFAULT_ROLES.map((r) => [r.name, 'default' as Origin])),
     agents: {},
     checks: {},

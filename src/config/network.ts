@@ -15,7 +15,7 @@ export function resolveNetwork(request: NetworkRequest, capability: NetworkCapab
     if (capability === 'open' || capability === 'unknown') {
       return {
         available: true,
-        warning: `The network was requested closed, but the orchestrator does not know how to close it for "${agent}": the agent may still reach the network.`,
+        warning: `The network was requested closed, but the orchestrator does not know how to close it for "${agent}": unless the sandbox cuts it (docs/sandbox.md), the agent may still reach the network.`,
       };
     }
     return { available: false };

@@ -153,6 +153,8 @@ export const SandboxLayerSchema = z.strictObject({
   mode: z.enum(SANDBOX_MODES).optional(),
   hide: z.array(sandboxPath).optional(),
   read_write: z.array(sandboxPath).optional(),
+  /** More endpoints a task whose network is cut may reach (`127.0.0.1:8080`, `http://localhost:4000/v1`). */
+  allow_hosts: z.array(z.string().trim().min(1)).optional(),
 });
 
 export const RoleSchema = z.strictObject({
@@ -304,6 +306,7 @@ export interface SandboxConfig {
   mode?: SandboxModeName;
   hide: string[];
   read_write: string[];
+  allow_hosts: string[];
 }
 
 export interface CaesarConfig {

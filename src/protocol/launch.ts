@@ -72,6 +72,11 @@ export const LaunchSpecSchema = z.object({
   mode: ModeSchema,
   isolation: z.union([IsolationSchema, z.literal('auto')]),
   network: z.boolean(),
+  /**
+   * The delegation asked for the network closed (`off`, or `auto` for a read-only task): the supervisor cuts it in the
+   * sandbox where it can (src/engine/sandbox/network.ts), and only then does task.json say `network: false`.
+   */
+  network_cut: z.boolean().default(false),
   model: z.string().optional(),
   timeout_ms: z.number().int().positive(),
   depth: z.number().int().nonnegative().default(0),
@@ -129,6 +134,8 @@ export const LaunchSpecSchema = z.object({
       mode: z.enum(['auto', 'required', 'off']).optional(),
       hide: z.array(z.string()).default([]),
       read_write: z.array(z.string()).default([]),
+      /** What a task whose network is cut may still reach, besides its agent's model endpoint: `host:port` or URLs. */
+      allow_hosts: z.array(z.string()).default([]),
     })
     .optional(),
   created_at: z.string(),

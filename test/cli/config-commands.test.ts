@@ -224,6 +224,9 @@ describe('caesar config commands (in-process)', function () {
       if (process.platform === 'linux' && fs.existsSync('/usr/bin/bwrap')) {
         const found = await caesar(box, ['doctor'], { PATH: '/usr/bin' });
         assert.match(found.out, /✓ sandbox: agents run confined by \/usr\/bin\/bwrap \(mode required\)/);
+        if (fs.existsSync('/usr/bin/socat')) assert.match(found.out, /✓ network: .*reaches only its model endpoint, bridged by \/usr\/bin\/socat/);
+        const noSocat = await caesar(box, ['doctor'], { PATH: '/usr/bin', CAESAR_SOCAT: '' });
+        assert.match(noSocat.out, /✗ network: socat is not installed.*\n {4}fix: `sudo apt install socat`/);
       }
     });
 

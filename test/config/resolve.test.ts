@@ -51,7 +51,7 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
   it('carries [sandbox] into the launch, for the supervisor', async () => {
     box.write(box.projectFile, '[sandbox]\nmode = "required"\nhide = ["~/x"]\n');
     const { launch } = await resolve({ agent: 'claude' });
-    assert.deepEqual(launch.sandbox, { mode: 'required', hide: ['~/x'], read_write: [] });
+    assert.deepEqual(launch.sandbox, { mode: 'required', hide: ['~/x'], read_write: [], allow_hosts: [] });
   });
 
   it('needs an agent or a role, a known role and a known agent', async () => {
@@ -80,6 +80,7 @@ describe('delegation resolution (engine/resolve/resolve)', () => {
       mode: 'write',
       isolation: 'auto',
       network: true,
+      network_cut: false,
       timeout_ms: 600_000,
       depth: 1,
       channel: false,

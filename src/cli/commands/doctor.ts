@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_TRANSPORT, describePrograms, trustCommand, type LoadedConfig } from '../../config';
-import { agentStatuses, effectiveSandboxMode, sandboxPreflight, slurmHealth, type AgentCatalogue, type SlurmHealth } from '../../engine/tasks';
+import { agentStatuses, effectiveSandboxMode, locateSocat, sandboxPreflight, slurmHealth, type AgentCatalogue, type SlurmHealth } from '../../engine/tasks';
 import { printJson, type CliIo } from '../io';
 import { hasAcpProbe, probeAcp, type AcpSupport } from './doctor-acp';
 import {
@@ -100,6 +100,8 @@ interface SandboxStatus {
   mode: string;
   available: boolean;
   bwrap?: string;
+  /** What bridges a cut network's model endpoint in; absent: such a task keeps the host's network. */
+  socat?: string;
   cause?: string;
   fix?: string;
 }
@@ -108,14 +110,20 @@ interface SandboxStatus {
 async function sandboxStatus(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<SandboxStatus> {
   const mode = effectiveSandboxMode(loaded.config.sandbox.mode, env);
   const verdict = await sandboxPreflight(env);
-  return verdict.available ? { mode, available: true, bwrap: verdict.bwrap } : { mode, available: false, cause: verdict.cause, fix: verdict.fix };
+  const socat = locateSocat(env);
+  return verdict.available ? { mode, available: true, bwrap: verdict.bwrap, ...(socat ? { socat } : {}) } : { mode, available: false, cause: verdict.cause, fix: verdict.fix };
 }
 
 function sandboxInWords(sandbox: SandboxStatus): string[] {
   if (sandbox.mode === 'off') return ['✗ sandbox: off ([sandbox] mode = "off"): agents run unconfined'];
-  if (sandbox.available) return [`✓ sandbox: agents run confined by ${sandbox.bwrap} (mode ${sandbox.mode})`];
+  if (sandbox.available) return [`✓ sandbox: agents run confined by ${sandbox.bwrap} (mode ${sandbox.mode})`, networkInWords(sandbox.socat)];
   const consequence = sandbox.mode === 'required' ? 'tasks are refused (mode required)' : 'tasks run unconfined, each with a high finding (mode auto)';
   return [`✗ sandbox: not available: ${sandbox.cause}; ${consequence}`, `    fix: ${sandbox.fix}`];
+}
+
+function networkInWords(socat: string | undefined): string {
+  if (socat) return `✓ network: a task with the network cut (read-only, or network off) reaches only its model endpoint, bridged by ${socat}`;
+  return '✗ network: socat is not installed: a task with the network cut keeps the host\'s network when its model endpoint is on loopback\n    fix: `sudo apt install socat`';
 }
 
 /** What each capability means for the user, in words (`doctor --json` keeps the flags). */

@@ -243,6 +243,8 @@ export async function resolveDelegation(request: DelegationRequest, options: Res
     mode,
     isolation: isolation.value,
     network: network.available,
+    // A read-only task's network is closed by default where the sandbox can close it (issue 21).
+    network_cut: networkRequest === 'off' || (networkRequest === 'auto' && mode === 'read-only'),
     ...(model.model !== undefined ? { model: model.model } : {}),
     timeout_ms,
     depth,
@@ -357,7 +359,7 @@ function resolveTimeout(explicit: string | number | undefined, role: RoleConfig 
 
 /** `[sandbox]` for launch.json, only when the configuration says anything (absent: the supervisor's default). */
 function sandboxOf(config: CaesarConfig): Pick<LaunchDraft, 'sandbox'> {
-  const { mode, hide, read_write } = config.sandbox;
-  if (!mode && !hide.length && !read_write.length) return {};
-  return { sandbox: { ...(mode ? { mode } : {}), hide: [...hide], read_write: [...read_write] } };
+  const { mode, hide, read_write, allow_hosts } = config.sandbox;
+  if (!mode && !hide.length && !read_write.length && !allow_hosts.length) return {};
+  return { sandbox: { ...(mode ? { mode } : {}), hide: [...hide], read_write: [...read_write], allow_hosts: [...allow_hosts] } };
 }

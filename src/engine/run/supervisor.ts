@@ -36,6 +36,8 @@ import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
 import { prepareSandbox, type PreparedSandbox } from '../sandbox/sandbox';
 import { StateWriter } from './state-writer';
+import { agentCannotBeSandboxed, decideTaskNetwork } from './task-network';
+import type { NetworkDecision } from '../sandbox/sandbox';
 import { WriteFault } from '../process/write-fault';
 import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget, type AfterRunPhase } from '../process/phase-watchdog';
 import type { WriterLease } from '../store/writer-lock';
@@ -185,7 +187,8 @@ class TaskRun {
 
   private async runAgent(launch: LaunchSpec, adapter: AgentAdapter, placement: Placement): Promise<TaskState> {
     const tier = acpTier(launch, pickTier(launch, adapter));
-    const task = buildTask(launch, placement, this.paths);
+    const network = await decideTaskNetwork(launch, adapter, placement);
+    const task = buildTask(launch, placement, this.paths, network.cut ? false : launch.network);
     await writeJsonAtomic(this.paths.task, task);
     const prompt = renderBrief(task, tier);
     await writeFileAtomic(this.paths.brief, prompt);
@@ -213,11 +216,11 @@ class TaskRun {
     await this.outbox.start();
     const translator = acp?.translator ?? adapter.createTranslator({ workspace: placement.workspace });
     const env = agentEnv(plan, this.paths, this.id, launch, adapter.envKeys ?? []);
-    const sandbox = await this.confine(plan, env, launch, adapter, placement).catch(async (err: unknown) => {
+    const sandbox = await this.confine(plan, env, launch, adapter, placement, true, network).catch(async (err: unknown) => {
       await restore();
       throw err;
     });
-    await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, phase: undefined });
+    await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, network: task.network, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
     // The warm pool is topped up in the background, once the agent has its worktree and is running.
     void placement.refillPool?.().catch((err: unknown) => this.log(`refilling the worktree pool: ${describeError(err)}`));
@@ -280,7 +283,8 @@ class TaskRun {
    * not; `[sandbox] mode = "required"` on a machine without it throws, and the task fails before the agent starts.
    * Its record reaches state.json with the `running` update (no write of its own).
    */
-  private async confine(plan: SpawnPlan, env: NodeJS.ProcessEnv, launch: LaunchSpec, adapter: AgentAdapter, placement: Placement, forAgent = true): Promise<PreparedSandbox> {
+  private async confine(plan: SpawnPlan, env: NodeJS.ProcessEnv, launch: LaunchSpec, adapter: AgentAdapter, placement: Placement, forAgent = true, network?: NetworkDecision): Promise<PreparedSandbox> {
+    const cannotBeSandboxed = forAgent ? agentCannotBeSandboxed(launch, adapter) : undefined;
     const sandbox = await prepareSandbox({
       settings: launch.sandbox,
       plan,
@@ -292,9 +296,13 @@ class TaskRun {
       gitRoot: placement.gitRoot,
       paths: this.paths,
       // That reason is the agent's (its own sandbox cannot nest in ours): a check is confined all the same.
-      ...(forAgent && launch.transport === 'acp' && adapter.acp?.cannotBeSandboxed ? { cannotBeSandboxed: adapter.acp.cannotBeSandboxed } : {}),
+      ...(cannotBeSandboxed ? { cannotBeSandboxed } : {}),
       ...(forAgent ? {} : { check: true }),
+      // The agent's network only: a check is the user's own command, on the host's network.
+      ...(network?.cut ? { network: { endpoints: network.endpoints, ...(network.socat ? { socat: network.socat } : {}) } } : {}),
     });
+    // task.json already says `network: false`: a sandbox that did not confine would make it a lie.
+    if (network?.cut && !sandbox.record.confined) throw new Error(`The network was to be cut in the sandbox, but the agent is not confined (${sandbox.record.reason ?? 'unknown reason'}).`);
     // A check's sandbox repeats the agent's findings (not sandboxed, and why): recorded once, for the agent.
     if (!forAgent) return sandbox;
     this.sandbox = sandbox;
@@ -404,7 +412,7 @@ function channelAvailable(): boolean {
   return channelLauncher() !== undefined;
 }
 
-function buildTask(launch: LaunchSpec, placement: Placement, paths: TaskPaths): Task {
+function buildTask(launch: LaunchSpec, placement: Placement, paths: TaskPaths, network: boolean): Task {
   return parseTask({
     protocol: DOCUMENT_IDS.task,
     id: launch.id,
@@ -417,7 +425,7 @@ function buildTask(launch: LaunchSpec, placement: Placement, paths: TaskPaths): 
     acceptance_criteria: launch.acceptance_criteria,
     mode: launch.mode,
     isolation: placement.isolation,
-    network: launch.network,
+    network,
     workspace: placement.workspace,
     ...(placement.worktree ? { base_ref: placement.worktree.base_ref } : {}),
     deadline_ms: launch.timeout_ms,

@@ -2,15 +2,15 @@ import type { SpawnPlan } from '../../agents/types';
 import type { Mount } from './policy';
 
 /**
- * bubblewrap's command line for a task. Namespaces: all of them (user, pid, ipc, uts, cgroup) except the network,
- * which stays the host's (see docs/sandbox.md: cutting it needs the model-endpoint bridge, not done yet). A PID
+ * bubblewrap's command line for a task. Namespaces: all of them (user, pid, ipc, uts, cgroup), and the network's too
+ * unless `shareNet` (a task whose network is cut gets an empty one, its model endpoints bridged in: network-bridge.ts). A PID
  * namespace whose init is bwrap's: when the agent's leader exits or bwrap is killed, the kernel kills every process
  * left in it, setsid and double forks included. --die-with-parent: the supervisor's death takes the sandbox too.
  */
-export function bwrapArgs(mounts: Mount[], options: { cwd: string; setEnv: Record<string, string>; unsetEnv: string[] }): string[] {
+export function bwrapArgs(mounts: Mount[], options: { cwd: string; setEnv: Record<string, string>; unsetEnv: string[]; shareNet?: boolean }): string[] {
   const args: string[] = [];
   for (const mount of mounts) args.push(...mountArgs(mount));
-  args.push('--unshare-all', '--share-net', '--die-with-parent', '--new-session');
+  args.push('--unshare-all', ...(options.shareNet === false ? [] : ['--share-net']), '--die-with-parent', '--new-session');
   for (const name of options.unsetEnv) args.push('--unsetenv', name);
   for (const [name, value] of Object.entries(options.setEnv)) args.push('--setenv', name, value);
   args.push('--chdir', options.cwd);

@@ -12,10 +12,16 @@ export type SandboxAvailability =
  * the first executable `bwrap` on PATH.
  */
 export function locateBwrap(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.CAESAR_BWRAP !== undefined) return env.CAESAR_BWRAP.trim() === '' ? undefined : env.CAESAR_BWRAP;
+  return findExecutable('bwrap', env, 'CAESAR_BWRAP');
+}
+
+/** A program by name: `$<override>` when set (empty: "not installed here"), else the first executable on PATH. */
+export function findExecutable(name: string, env: NodeJS.ProcessEnv, override: string): string | undefined {
+  const forced = env[override];
+  if (forced !== undefined) return forced.trim() === '' ? undefined : forced;
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
-    const candidate = path.join(dir, 'bwrap');
+    const candidate = path.join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;

@@ -10,16 +10,21 @@ import { bwrapArgs, wrapPlan } from './bwrap';
 import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, TASK_VIEW_DIR, sandboxMounts } from './policy';
 import { sandboxPreflight, type SandboxAvailability } from './preflight';
 import { agentStatePaths } from './agent-dirs';
+import { openBridge, type OpenBridge } from './network-bridge';
+import type { LoopbackEndpoint } from './network';
+import { preparePrivateObjects } from './private-objects';
 
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
 export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
 import { effectiveSandboxMode, type SandboxMode } from './mode';
 export { effectiveSandboxMode } from './mode';
+export { decideNetwork, locateSocat, type NetworkDecision, type LoopbackEndpoint } from './network';
 
 export interface SandboxSettings {
   mode: SandboxMode;
   hide: string[];
   read_write: string[];
+  allow_hosts: string[];
 }
 
 export interface SandboxRequest {
@@ -39,6 +44,11 @@ export interface SandboxRequest {
    * folder is discarded, never taken back as the agent's report.
    */
   check?: boolean;
+  /**
+   * The network cut (network.ts decided it could be): a namespace of its own, with these loopback endpoints bridged
+   * in by socat. Absent: the host's network.
+   */
+  network?: { endpoints: LoopbackEndpoint[]; socat?: string };
 }
 
 export interface PreparedSandbox {
@@ -91,11 +101,15 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
   await fs.mkdir(taskView, { mode: 0o700 });
   await fs.writeFile(emptyFile, '', { mode: 0o400 });
   await createStateDirs(request.agentId, request.env);
+  const bridge: OpenBridge | undefined = request.network ? await openBridge(request.network.endpoints, request.network.socat) : undefined;
+  // A write task's agent commits into a store of its own (private-objects.ts); a check commits nothing.
+  const objects = request.mode === 'write' && request.worktree && request.gitRoot && !request.check ? await preparePrivateObjects(request.worktree, request.gitRoot) : undefined;
   const shown = new Set<string>();
   const wrap = (): SpawnPlan => {
     const entries = readdirSync(taskDir);
     for (const entry of entries) shown.add(entry);
-    const mounts = sandboxMounts(
+    const mounts = [
+      ...sandboxMounts(
       {
         agentId: request.agentId,
         mode: request.mode,
@@ -114,15 +128,19 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
         readWrite: absolutePaths(request.settings?.read_write, request.env),
       },
       entries,
-    );
-    const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap' };
+      ),
+      ...(bridge?.mounts ?? []),
+    ];
+    const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap', ...(objects?.env ?? {}) };
     if (!mounts.some((m) => m.kind === 'tmpfs' && m.path === request.env.TMPDIR)) setEnv.TMPDIR = '/tmp';
-    const args = bwrapArgs(mounts, { cwd: request.plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'] });
-    return wrapPlan(request.plan, availability.bwrap, args);
+    const args = bwrapArgs(mounts, { cwd: request.plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'], shareNet: !bridge });
+    return wrapPlan(bridge ? bridge.wrapInside(request.plan) : request.plan, availability.bwrap, args);
   };
   return { wrap, record: { confined: true }, findings: [], finish: async () => {
+      await bridge?.close().catch(() => undefined);
       await fs.rm(emptyFile, { force: true });
-      if (!request.check) return takeBackReport(taskDir, taskView, shown);
+      const kept = (await objects?.finish()) ?? [];
+      if (!request.check) return [...kept, ...(await takeBackReport(taskDir, taskView, shown))];
       await fs.rm(taskView, { recursive: true, force: true });
       return [];
     } };

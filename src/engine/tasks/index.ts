@@ -68,6 +68,6 @@ export { lastLogLines } from '../run/report';
 export { readAnswerForRelay } from '../run/answer-read';
 export { collectGarbage, type GcEntry, type GcResult } from './gc';
 export { slurmHealth, type SlurmHealth } from '../cluster/slurm';
-export { effectiveSandboxMode, sandboxPreflight } from '../sandbox/sandbox';
+export { effectiveSandboxMode, locateSocat, sandboxPreflight } from '../sandbox/sandbox';
 export { describeConflicts, landTasks, type LandOptions, type LandOutcome, type LandStatus, type LandTaskOutcome } from './land';
 export { shellCommand, type LandFollowUp } from './land-follow-up';

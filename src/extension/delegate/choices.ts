@@ -1,5 +1,5 @@
 import { loadConfig, type IsolationRequest, type ModeName, type NetworkRequest } from '../../config';
-import { agentCatalogue, agentStatuses, listRoles, type AgentStatus, type RoleStatus } from '../../engine/tasks';
+import { agentCatalogue, agentStatuses, effectiveSandboxMode, listRoles, sandboxPreflight, type AgentStatus, type RoleStatus } from '../../engine/tasks';
 
 /** One row of the "agent or role" step: what delegating to it would do today, computed by the engine. */
 export interface TargetChoice {
@@ -23,13 +23,15 @@ export interface DelegateChoices {
   defaults: { mode: ModeName; isolation: IsolationRequest; network: NetworkRequest };
   /** What an untrusted load ignored, for the UI to say. */
   ignored: string[];
+  /** Whether a task started now runs sandboxed (the mode in force and the preflight, cached per process), and why not. */
+  sandbox: { confined: boolean; reason?: string };
 }
 
 /** Reads the configuration layers and the agent catalogue the way delegation will (the engine's use cases). */
 export async function loadDelegateChoices(root: string, trusted: boolean, env: NodeJS.ProcessEnv = process.env): Promise<DelegateChoices> {
   const loaded = await loadConfig({ root, env, trusted });
   const catalogue = agentCatalogue(loaded, { env, root });
-  const [agents, roles] = await Promise.all([agentStatuses(loaded, catalogue), listRoles(loaded, catalogue)]);
+  const [agents, roles, sandbox] = await Promise.all([agentStatuses(loaded, catalogue), listRoles(loaded, catalogue), sandboxVerdict(loaded.config.sandbox.mode, env)]);
   const byId = new Map(agents.map((a) => [a.id, a]));
   const policy = loaded.config.policy;
   return {
@@ -37,7 +39,15 @@ export async function loadDelegateChoices(root: string, trusted: boolean, env: N
     defaults: { mode: policy.default_mode, isolation: policy.default_isolation, network: policy.default_network },
     // What was left out, and the loosenings of the user's policy the repository asked for and did not get.
     ignored: [...loaded.ignored, ...loaded.notes.map((n) => n.message)],
+    sandbox,
   };
+}
+
+/** As the supervisor will decide it (the preflight runs there again; this one is for the mark, ~25 ms once). */
+async function sandboxVerdict(mode: Parameters<typeof effectiveSandboxMode>[0], env: NodeJS.ProcessEnv): Promise<DelegateChoices['sandbox']> {
+  if (effectiveSandboxMode(mode, env) === 'off') return { confined: false, reason: '[sandbox] mode = "off"' };
+  const verdict = await sandboxPreflight(env);
+  return verdict.available ? { confined: true } : { confined: false, reason: `${verdict.cause}. Fix: ${verdict.fix}` };
 }
 
 /** What an agent's capabilities mean to the person picking it, in words (not flags). */

@@ -4,6 +4,7 @@ import { Emitter } from '../../base/event';
 import { ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeName, type NetworkRequest, type TransportName } from '../../config';
 import type { DelegateTaskRequest } from '../../engine/tasks';
 import type { DelegateChoices, TargetChoice } from './choices';
+import { sandboxPickerWords } from '../tasks/sandboxMark';
 
 export type StepName = 'folder' | 'objective' | 'target' | 'targets' | 'checks' | 'mode' | 'isolation' | 'network' | 'model';
 
@@ -275,7 +276,7 @@ export class DelegateFlow extends Disposable {
     pick.matchOnDetail = true;
     pick.ignoreFocusOut = true;
     pick.buttons = [vscode.QuickInputButtons.Back, OPTIONS_BUTTON];
-    pick.items = targetItems(choices.targets, initial);
+    pick.items = targetItems(choices.targets, initial, choices.sandbox);
     const first = pick.items.find((i) => i.target === initial);
     if (first) pick.activeItems = [first];
     return this.run(
@@ -312,6 +313,7 @@ export class DelegateFlow extends Disposable {
     pick.items = targetItems(
       choices.targets.filter((t) => t.kind === 'agent'),
       undefined,
+      choices.sandbox,
     );
     pick.selectedItems = pick.items.filter((i) => i.target && preset.includes(i.target.name));
     let pressed: ((b: vscode.QuickInputButton) => void) | undefined;
@@ -398,11 +400,12 @@ export class DelegateFlow extends Disposable {
  * The rows of the agent step: the usable agents (the default first), the usable roles, then — after a separator —
  * what cannot be used here and why, so the row Enter picks is at the top and a person reads what works first.
  */
-function targetItems(targets: TargetChoice[], initial: TargetChoice | undefined): TargetItem[] {
+function targetItems(targets: TargetChoice[], initial: TargetChoice | undefined, sandbox: DelegateChoices['sandbox']): TargetItem[] {
+  const mark = sandboxPickerWords(sandbox);
   const row = (t: TargetChoice): TargetItem => ({
     label: `${t.usable ? '$(check)' : t.verdict === 'not found' ? '$(circle-slash)' : '$(shield)'} ${t.label}`,
-    description: `${t.verdict}${t === initial ? ' · default' : ''}`,
-    detail: t.detail,
+    description: `${t.verdict}${t === initial ? ' · default' : ''}${t.usable ? ` · ${mark.word}` : ''}`,
+    detail: [t.detail, t.usable ? mark.detail : ''].filter(Boolean).join(' · '),
     buttons: t.usable ? [OPTIONS_BUTTON] : [],
     target: t,
   });

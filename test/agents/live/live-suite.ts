@@ -174,6 +174,11 @@ export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolea
       assert.equal(r.outcome.report?.summary, 'The README holds a title only.', why);
       assert.equal(r.outcome.report_source, READ_ONLY_SOURCE[agent], why);
       assert.deepEqual(r.outcome.diff?.files ?? [], [], why);
+      // Confined (CAESAR_SANDBOX=required), a read-only task's network is cut: only the fake model's port is bridged in.
+      const state = JSON.parse(fs.readFileSync(path.join(r.taskDir, 'state.json'), 'utf8'));
+      if (state.sandbox?.confined && fs.existsSync('/usr/bin/socat')) {
+        assert.equal(JSON.parse(fs.readFileSync(path.join(r.taskDir, 'task.json'), 'utf8')).network, false, why);
+      }
       const tools = r.events.filter((e) => e.type === 'tool_use');
       assert.ok(tools.some((t) => t.type === 'tool_use' && t.status === 'succeeded'), `the read did not succeed: ${why}`);
       // The forbidden write was attempted and stopped by the CLI's own read-only mode: the model asked for it, the CLI

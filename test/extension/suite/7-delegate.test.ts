@@ -140,10 +140,11 @@ describe('Caesar: Delegate Task', () => {
     assert.deepEqual([task.launch.mode, task.launch.isolation], ['read-only', 'worktree']);
     const state = stateOf(api, task.id);
     assert.deepEqual([state.agent, state.mode, state.isolation], ['demo', 'read-only', 'worktree']);
-    // The demo agent cannot close its network: the engine keeps it open and says so, and the user is told.
-    assert.equal(state.network, true);
+    // The demo agent cannot close its network itself: the user is told at once; the sandbox cuts it where it runs.
     assert.ok(task.warnings.some((w) => /network was requested closed/.test(w)), JSON.stringify(task.warnings));
     assert.equal(await settled(api, task.id), 'succeeded');
+    const ended = stateOf(api, task.id) as { network: boolean; sandbox?: { confined: boolean } };
+    assert.equal(ended.network, !ended.sandbox?.confined, JSON.stringify(ended));
   });
 
   it('from the editor’s context menu: the selection goes to the agent as context', async function () {

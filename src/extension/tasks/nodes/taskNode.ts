@@ -4,6 +4,7 @@ import { checksSuffix, type ObservedStatus } from '../../../protocol';
 import { formatJob } from '../../../common/format';
 import { formatDuration, formatUsage } from '../format';
 import { shortTitle } from '../titles';
+import { sandboxMark } from '../sandboxMark';
 
 const STATUS_ICONS: Record<ObservedStatus, [string, string]> = {
   pending: ['clock', 'charts.yellow'],
@@ -51,6 +52,7 @@ export class TaskNode {
     // What the user did with the work, as `caesar ps` says it (engine/store/store reviewOutcome); discarded is the status word.
     if (outcome === 'applied') parts.push('applied');
     if (subtasks) parts.push(`${subtasks} subtask${subtasks === 1 ? '' : 's'}`);
+    parts.push(sandboxMark(state)?.word ?? '');
     item.description = parts.filter(Boolean).join(' · ');
     item.tooltip = tooltipOf(summary, active);
     // task.<status>[.changes][.wt]: `.wt` while the task's worktree is there to review, apply or discard (package.json menus).
@@ -67,6 +69,8 @@ function tooltipOf(summary: TaskSummary, active: boolean): vscode.MarkdownString
   tip.appendMarkdown('\n\n---\n\n');
   tip.appendText(`${summary.id}\n${state.agent}${state.role ? ` (${state.role})` : ''} · ${summary.observed} · ${state.mode} · ${state.isolation}`);
   if (state.parent_task_id) tip.appendText(`\ndelegated by task ${state.parent_task_id}`);
+  const sandbox = sandboxMark(state);
+  if (sandbox) tip.appendText(`\n${sandbox.hover}`);
   if (state.phase && active) tip.appendText(`\n${state.phase}`);
   if (summary.job) tip.appendText(`\n${formatJob(summary.job)}`);
   if (state.error) tip.appendText(`\n${state.error}`);

@@ -1,0 +1,90 @@
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { Finding } from '../../protocol';
+import { runGit } from '../git/git';
+import { worktreeGitEntry } from './policy';
+
+/**
+ * Commits inside a sandboxed worktree (issue 21, item 2). The shared object store stays read-only to the agent (a
+ * writable one would let it delete the user's pack files), so the agent's git writes objects into a private store,
+ * `<repo>/.git/worktrees/<name>/objects` (inside the worktree's own entry, which it may write), with the repository's
+ * objects as a read-only alternate. Its branch ref lives in the shared, read-only refs/ too: for the run, the
+ * worktree's HEAD is detached at the same commit (a per-worktree file), so `git commit` moves only that.
+ *
+ * After the run Caesar brings back what the agent's HEAD and index reach, through `git index-pack` (which checks
+ * every object it writes), moves the task's branch there and re-attaches HEAD, and drops the private store: from then
+ * on every git call, Caesar's and the user's (`gc`, `fsck`), sees one consistent repository. Objects the agent
+ * wrote that nothing reaches are not brought back.
+ */
+export interface PrivateObjects {
+  /** For the agent: where its git writes objects, and where it reads the repository's. */
+  env: Record<string, string>;
+  finish(): Promise<Finding[]>;
+}
+
+export async function preparePrivateObjects(worktree: string, gitRoot: string): Promise<PrivateObjects | undefined> {
+  const entry = worktreeGitEntry(worktree, gitRoot);
+  if (!entry) return undefined;
+  const store = path.join(entry, 'objects');
+  const shared = path.join(path.dirname(path.dirname(entry)), 'objects');
+  await fs.rm(store, { recursive: true, force: true });
+  await fs.mkdir(path.join(store, 'pack'), { recursive: true });
+  // HEAD is read and written as the file it is (one git process instead of three: this runs before every write task).
+  const headFile = path.join(entry, 'HEAD');
+  const branch = /^ref: (refs\/heads\/\S+)\s*$/.exec(await fs.readFile(headFile, 'utf8'))?.[1] ?? '';
+  const start = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], worktree)).trim();
+  await writeHead(headFile, start);
+  const env = { GIT_OBJECT_DIRECTORY: store, GIT_ALTERNATE_OBJECT_DIRECTORIES: shared };
+  return { env, finish: () => bringBack({ worktree, gitRoot, store, env, start, branch, headFile }) };
+}
+
+interface Run {
+  worktree: string;
+  gitRoot: string;
+  store: string;
+  env: Record<string, string>;
+  start: string;
+  branch: string;
+  headFile: string;
+}
+
+/** A worktree's HEAD file, replaced whole (a rename): a commit id (detached) or `ref: <branch>`. */
+async function writeHead(headFile: string, value: string): Promise<void> {
+  const temp = `${headFile}.caesar-${process.pid}`;
+  // The agent may write this folder: whatever it left at the temporary name (a link) goes, and O_EXCL never follows one.
+  await fs.rm(temp, { force: true });
+  await fs.writeFile(temp, `${value}\n`, { flag: 'wx' });
+  await fs.rename(temp, headFile);
+}
+
+async function bringBack(run: Run): Promise<Finding[]> {
+  const findings: Finding[] = [];
+  let head = run.start;
+  try {
+    head = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], run.worktree, run.env)).trim();
+    const objects = await git(['rev-list', '--objects', '--indexed-objects', head, '--not', run.start], run.worktree, run.env);
+    const ids = objects.split('\n').map((line) => line.split(' ')[0]).filter((id) => !!id);
+    if (ids.length) {
+      const pack = await runGit(['pack-objects', '--stdout', '-q'], { cwd: run.worktree, env: run.env, input: `${ids.join('\n')}\n` });
+      await runGit(['index-pack', '--stdin'], { cwd: run.gitRoot, input: pack.stdout });
+    }
+  } catch (err) {
+    head = run.start;
+    findings.push({ severity: 'medium', title: 'The agent\'s commits were not kept', detail: `Its worktree's files are reviewed as they are, but its commits could not be brought back from the sandbox: ${(err as Error).message}` });
+    // The index may name objects of the private store: rebuilt from the start commit, the files stay as they are.
+    await git(['read-tree', run.start], run.worktree).catch(() => undefined);
+  }
+  try {
+    // The branch moves only when the agent committed; HEAD goes back on it (or stays detached, as it was).
+    if (run.branch && head !== run.start) await git(['update-ref', run.branch, head], run.worktree);
+    await writeHead(run.headFile, run.branch ? `ref: ${run.branch}` : head);
+  } catch (err) {
+    findings.push({ severity: 'medium', title: 'The task\'s branch was not moved', detail: `After the run, its worktree's HEAD could not be put back on ${run.branch || 'its commit'}: ${(err as Error).message}` });
+  }
+  await fs.rm(run.store, { recursive: true, force: true });
+  return findings;
+}
+
+async function git(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
+  return (await runGit(args, { cwd, ...(env ? { env } : {}) })).stdout.toString('utf8');
+}
