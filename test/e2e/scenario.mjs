@@ -6,11 +6,25 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { narrowingUnderCi } from '../extension/ci-guard.mjs';
 import { measureTimeline, runTimelineXssProof } from './timeline.mjs';
 
 export const XSS = '<img src=x onerror=alert(1)>';
 
+/**
+ * CAESAR_UI_STEPS=timeline runs the timeline step alone (bench/timeline-editor.mjs). Never under CI (run.mjs refuses it
+ * already): a scenario cut short must not report "passed" there. Any other value is a mistake, not "all steps".
+ */
+export function timelineStepAlone(env = process.env) {
+  const refused = narrowingUnderCi(['CAESAR_UI_STEPS'], env);
+  if (refused.length) throw new Error(refused.join('\n'));
+  if (!env.CAESAR_UI_STEPS) return false;
+  if (env.CAESAR_UI_STEPS === 'timeline') return true;
+  throw new Error(`CAESAR_UI_STEPS=${env.CAESAR_UI_STEPS}: the only step that runs alone is "timeline"`);
+}
+
 export async function runScenario(page, { url, workspace, screenshots, log, cli, env, userSettings }) {
+  const timelineOnly = timelineStepAlone();
   rmSync(screenshots, { recursive: true, force: true });
   mkdirSync(screenshots, { recursive: true });
   let step = 0;
@@ -39,8 +53,7 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
     const figures = await measureTimeline(page, { workspace, log, sizes });
     writeFileSync(path.join(path.dirname(screenshots), 'timeline-figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
   };
-  // CAESAR_UI_STEPS=timeline runs the timeline step alone (bench/timeline-editor.mjs).
-  if (process.env.CAESAR_UI_STEPS === 'timeline') return timelineStep();
+  if (timelineOnly) return timelineStep();
 
   // 1. Open the Caesar view from the activity bar: empty, with its welcome text.
   await page.locator('.activitybar [aria-label^="Caesar"]').first().click();
