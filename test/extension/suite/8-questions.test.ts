@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import type { CaesarApi } from '../../../src/extension/api';
 import type { DelegateOutcome } from '../../../src/extension/delegate/delegateCommands';
 import type { AnswerOutcome } from '../../../src/extension/questions/inbox';
-import { caesar, runInTerminal, sleep, until } from './helpers';
+import { caesar, quickInputSettled, runInTerminal, until } from './helpers';
 
 async function delegateAsking(api: CaesarApi, objective: string): Promise<string> {
   const outcome = await vscode.commands.executeCommand<DelegateOutcome>('caesar.delegate', { objective, agent: 'demo', isolation: 'worktree' });
@@ -84,7 +84,8 @@ describe('Questions: one inbox', () => {
     // The tree's Answer action opens the prompt (its options, or any text).
     let promptResult: AnswerOutcome | undefined | 'open' = 'open';
     const prompt = vscode.commands.executeCommand<AnswerOutcome | undefined>('caesar.answerQuestion', id, qid).then((r) => (promptResult = r));
-    await sleep(1000);
+    await until('the Answer prompt on screen', () => api.questions.promptOpen(id, qid), 10_000);
+    await quickInputSettled(); // drawn by the workbench, which would have answered by now if it did so on its own
     assert.equal(promptResult, 'open', 'the prompt waits for the user');
 
     assert.equal(await runInTerminal('caesar answer', `caesar answer ${id} ${qid} Ciao`), 0);

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
 import type { ClearOutcome } from '../../../src/extension/tasks/treeCommands';
-import { caesar, event, find, handWrittenTask, sleep, until, writeJson } from './helpers';
+import { acceptQuickInput, caesar, quickInputSettled, event, find, handWrittenTask, until, writeJson } from './helpers';
 
 // The Tasks view does not grow without end: re-runs are numbered, long objectives get a short label (the whole one
 // in the tooltip), finished tasks start collapsed, Clear Finished removes applied and discarded tasks for good and
@@ -21,16 +21,14 @@ function finished(api: CaesarApi, id: string, objective: string, createdMsAgo: n
   ]);
 }
 
-async function accept(): Promise<void> {
-  await sleep(300);
-  await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
-}
+const accept = acceptQuickInput;
 
 /** Runs Filter Tasks… and checks exactly the categories whose labels match. */
 async function filterTo(api: CaesarApi, wanted: RegExp): Promise<void> {
   const running = vscode.commands.executeCommand('caesar.filterTasks');
   const shown = await api.pickers.waitFor(/^Caesar: Filter Tasks$/, 10_000);
   const pick = shown.input as vscode.QuickPick<vscode.QuickPickItem>;
+  await quickInputSettled(); // the workbench's echo of what it drew comes before the test's own choice
   pick.selectedItems = pick.items.filter((i) => wanted.test(i.label));
   await accept();
   await running;

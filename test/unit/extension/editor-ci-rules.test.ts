@@ -31,7 +31,7 @@ function editorRunner(env: NodeJS.ProcessEnv) {
 const outcome = (state: Outcome['state'], title = `a ${state} test`): Outcome => ({ title, state });
 
 describe('editor suite under CI=true: no switch or skip shrinks it', () => {
-  for (const [name, value] of [['CAESAR_EDITOR_ONLY', 'ui'], ['CAESAR_TEST_GREP', 'Tasks tree'], ['CAESAR_UI_STEPS', 'timeline']]) {
+  for (const [name, value] of [['CAESAR_EDITOR_ONLY', 'ui'], ['CAESAR_TEST_GREP', 'Tasks tree'], ['CAESAR_UI_STEPS', 'timeline']] as const) {
     it(`test/extension/run.mjs refuses ${name} before building or starting anything`, () => {
       const { code, out } = editorRunner({ CI: 'true', [name]: value });
       assert.equal(code, 1, out);
