@@ -15,6 +15,35 @@ export const XSS = '<img src=x onerror=alert(1)>';
  * CAESAR_UI_STEPS=timeline runs the timeline step alone (bench/timeline-editor.mjs). Never under CI (run.mjs refuses it
  * already): a scenario cut short must not report "passed" there. Any other value is a mistake, not "all steps".
  */
+/**
+ * Apply on a task whose file the user changed in the workspace too: the modal confirmation appears, says which file
+ * and why; its Cancel button leaves the user's edit exactly as it was and applies nothing. README.md is then put back.
+ */
+async function confirmationCancelled(page, { workspace, finished, shot }) {
+  const readme = path.join(workspace, 'README.md');
+  const original = readFileSync(readme, 'utf8');
+  const edited = original.replace('# Test workspace', '# Test workspace (edited by the user)');
+  writeFileSync(readme, edited);
+  await finished.hover();
+  await finished.locator('.action-label[aria-label="Apply Changes"]').click();
+  const modal = page.locator('.monaco-dialog-box');
+  await modal.waitFor({ timeout: 30_000 });
+  const text = await modal.textContent();
+  if (!/changed files that were also changed in your workspace since the task started\. Apply anyway\?/.test(text) || !/README\.md \(changed in the workspace\)/.test(text)) {
+    throw new Error(`the apply confirmation does not say which file changed in the workspace: ${text}`);
+  }
+  if (!(await modal.locator('.monaco-button', { hasText: /^\s*Apply Anyway\s*$/ }).count())) throw new Error(`no "Apply Anyway" button: ${text}`);
+  await shot('apply-confirmation');
+  await modal.locator('.monaco-button', { hasText: /^\s*Cancel\s*$/ }).first().click();
+  await modal.waitFor({ state: 'detached', timeout: 30_000 });
+  // Nothing may be written after Cancel: the task row still offers Apply (not "applied"), README.md is the user's.
+  await finished.hover();
+  await finished.locator('.action-label[aria-label="Apply Changes"]').waitFor({ timeout: 30_000 });
+  if (/applied/.test(await finished.textContent())) throw new Error('the task says applied after Cancel');
+  if (readFileSync(readme, 'utf8') !== edited) throw new Error(`README.md changed after Cancel: ${readFileSync(readme, 'utf8')}`);
+  writeFileSync(readme, original);
+}
+
 export function timelineStepAlone(env = process.env) {
   const refused = narrowingUnderCi(['CAESAR_UI_STEPS'], env);
   if (refused.length) throw new Error(refused.join('\n'));
@@ -71,6 +100,8 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   let runErr = '';
   run.stderr.on('data', (d) => (runErr += d));
   const runExit = new Promise((resolve) => run.on('exit', (code) => resolve(code)));
+  let runEnded = false;
+  void runExit.then(() => (runEnded = true));
 
   // The row's label is the objective's short title (cut near 60 characters; the whole objective is in its tooltip).
   const rowText = `Explain ${XSS}`;
@@ -88,9 +119,11 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
   await frame.locator('.row').first().waitFor({ timeout: 120_000 });
   await frame.locator('.row .label', { hasText: 'The objective is:' }).waitFor({ timeout: 30_000 });
-  const liveWhenShot = await frame.locator('.report').isHidden();
+  // Live: the timeline shows the task's rows while it still runs (no report yet, the CLI still waiting for it). The
+  // demo paces its steps by 3 s, so a timeline that showed a task only once it ended fails here.
+  const reportShown = await frame.locator('.report').isVisible();
   await shot('timeline-live');
-  if (!liveWhenShot) log('note: the task had already finished when the timeline was first shown');
+  if (reportShown || runEnded) throw new Error(`the timeline was first shown after the task had ended (report shown: ${reportShown}, caesar run exited: ${runEnded})`);
 
   // 4. The task ends: the report appears in the timeline, the tree shows its file.
   await frame.locator('.report .report-summary').waitFor({ timeout: 60_000 });
@@ -126,10 +159,19 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
     await frame.locator('.count', { hasText: / of [\d,]+ rows match/ }).waitFor({ timeout: 30_000 });
     return Number(/([\d,]+) of/.exec((await frame.locator('.count').textContent()) ?? '')[1].replace(/,/g, ''));
   };
+  // The rows of a query come after its count: wait until the page displays as many as it counts (or say what it shows).
+  const rowsShownFor = async (matches, what) => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const labels = await shownRows();
+      if (labels.length === matches) return labels;
+      if (Date.now() > deadline) throw new Error(`${what}: ${matches} match, shown: ${labels.join(' | ')}`);
+      await page.waitForTimeout(50);
+    }
+  };
   await frame.locator('select.type-filter').selectOption('files');
   const fileMatches = await matchCount();
-  await page.waitForTimeout(300); // the rows of the query, rendered
-  const fileRows = await shownRows();
+  const fileRows = await rowsShownFor(fileMatches, 'filter "Files"');
   if (fileMatches < 1 || fileRows.length !== fileMatches || !fileRows.every((l) => /README\.md/.test(l))) {
     throw new Error(`filter "Files": ${fileMatches} match, shown: ${fileRows.join(' | ')}`);
   }
@@ -137,8 +179,7 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await frame.locator('select.type-filter').selectOption('all');
   await frame.locator('input.search').fill('objective');
   const searchMatches = await matchCount();
-  await page.waitForTimeout(300);
-  const searchRows = await shownRows();
+  const searchRows = await rowsShownFor(searchMatches, 'search "objective"');
   if (searchRows.length !== searchMatches || !searchRows.every((l) => /objective/i.test(l))) {
     throw new Error(`search "objective": ${searchMatches} match, shown: ${searchRows.join(' | ')}`);
   }
@@ -215,8 +256,8 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await page.waitForTimeout(300); // let the diff settle before the screenshot
   await shot(shown === 'multiDiff' ? 'review-all-multi-diff' : 'review-all-per-file-diff');
 
-  // 12. "Apply Changes" (inline on the row): a modal confirmation only when the files changed in the workspace too
-  //     (a DOM dialog with the smoke-test driver). The file is then in the workspace, with the answer in it.
+  // 12. "Apply Changes" (inline on the row): no confirmation, since no file of the task changed in the workspace too
+  //     (12c shows the one that asks). The file is then in the workspace, with the answer in it.
   const onDisk = path.join(workspace, written);
   if (existsSync(onDisk)) throw new Error(`${written} is in the workspace before Apply`);
   if (shown === 'multiDiff') {
@@ -226,22 +267,18 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
     await delegated.locator('.action-label[aria-label="Apply Changes"]').click();
   }
   await page.mouse.move(900, 700);
-  const deadline = Date.now() + 60_000;
-  let confirmed = false;
-  while (!existsSync(onDisk)) {
-    if (Date.now() > deadline) throw new Error(`${written} did not appear in the workspace after Apply`);
-    const modal = page.locator('.monaco-dialog-box');
-    if (!confirmed && (await modal.count())) {
-      await shot('apply-confirmation');
-      await modal.locator('.monaco-button', { hasText: /apply/i }).first().click();
-      confirmed = true;
-    }
-    await page.waitForTimeout(200);
-  }
+  await page.locator('[id="status.notifications"] a').first().click();
+  const appliedNotice = page.locator('.notifications-center .notification-list-item', { hasText: `applied 1 file(s)` }).first();
+  const askedFirst = page.locator('.monaco-dialog-box');
+  const came = await Promise.race([
+    appliedNotice.waitFor({ timeout: 60_000 }).then(() => 'applied', () => 'nothing'),
+    askedFirst.waitFor({ timeout: 60_000 }).then(() => 'dialog', () => 'nothing'),
+  ]);
+  if (came === 'dialog') throw new Error(`Apply asked for a confirmation with nothing changed in the workspace: ${await askedFirst.textContent()}`);
+  if (came !== 'applied') throw new Error(`Apply said nothing within 60 s (no "applied 1 file(s)" notification)`);
+  if (!existsSync(onDisk)) throw new Error(`${written} is not in the workspace after Apply said it applied it`);
   const appliedText = readFileSync(onDisk, 'utf8');
   if (!appliedText.includes('Bonjour')) throw new Error(`${written} in the workspace lacks the answer: ${appliedText}`);
-  await page.locator('[id="status.notifications"] a').first().click();
-  await page.locator('.notifications-center .notification-list-item', { hasText: `applied 1 file(s)` }).first().waitFor({ timeout: 30_000 });
   await shot('applied-file-in-workspace');
   await page.keyboard.press('Escape');
 
@@ -258,6 +295,10 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await appliedFrame.locator('.review-note', { hasText: 'Applied to your workspace' }).waitFor({ timeout: 60_000 });
   if (await appliedFrame.locator('.actions button[data-action="apply"]').isVisible()) throw new Error('the timeline of an applied task still offers Apply');
   await shot('timeline-applied');
+
+  // 12c. The first task appended to README.md; the user has edited README.md since. Apply now asks first, in the modal
+  //      dialog the user sees (the real one, no seam answering it): it names the file; Cancel writes nothing.
+  await confirmationCancelled(page, { workspace, finished, shot });
 
   // 12b. Discard the first task (never applied), from its row: after the confirmation the tree says "discarded", its
   //      file is no longer offered as a diff, and its timeline offers nothing but says what happened.
