@@ -92,7 +92,7 @@ export async function run(): Promise<void> {
 
 /** Throws (the workbench then exits non-zero) on a failure, and under CI (driver.mjs says so) on a pending test. */
 function finish(outcomes: Outcome[]): void {
-  const { summary, failure } = verdict(outcomes, forbidsPending());
+  const { summary, failure } = verdict(outcomes, forbidsPending(), !!process.env.CAESAR_TEST_GREP);
   logLine(summary);
   if (failure) {
     logLine(failure);

@@ -23,9 +23,10 @@ describe('showOnStartup (what npm start opens)', () => {
       event(id, 0, new Date(), { type: 'started', agent: 'fixture', command: 'fixture' }),
     ]);
     await api.waitForTree((t) => t.some((n) => n.id.endsWith(id)), 5_000);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await vscode.commands.executeCommand('workbench.view.explorer');
     await until('the Tasks view hidden behind the Explorer', () => !api.viewVisible(), 10_000);
-    assert.deepEqual(api.timeline.openTaskIds(), [], 'no timeline was open before');
+    await until('no timeline open before', () => api.timeline.openTaskIds().length === 0, 10_000);
     await api.showOnStartup();
     // Ignoring the setting would have opened a panel by now (timelines.open runs before showOnStartup resolves) and
     // revealed the view (its command is awaited): ask the extension's panels, the editor's tabs, and the view.

@@ -47,6 +47,7 @@ describe('editor suite under CI=true: no switch or skip shrinks it', () => {
     assert.equal(verdict([outcome('passed')], true).failure, undefined);
     assert.match(verdict([outcome('passed'), outcome('failed')], false).failure ?? '', /1 in-editor test\(s\) failed/);
     assert.match(verdict([outcome('pending')], false).failure ?? '', /no in-editor test ran/);
+    assert.equal(verdict([], false, true).failure, undefined, 'a grep (never under CI) may match nothing in a folder');
     assert.match(verdict(outcomes, true).summary, /1 passed, 0 failed, 1 pending/);
   });
 
