@@ -27,7 +27,9 @@ async function confirmationCancelled(page, { workspace, finished, shot }) {
   await finished.hover();
   await finished.locator('.action-label[aria-label="Apply Changes"]').click();
   const modal = page.locator('.monaco-dialog-box');
-  await modal.waitFor({ timeout: 30_000 });
+  await modal.waitFor({ timeout: 30_000 }).catch(() => {
+    throw new Error('Apply did not ask before writing over README.md, which the user changed in the workspace (no modal dialog in 30 s)');
+  });
   const text = await modal.textContent();
   if (!/changed files that were also changed in your workspace since the task started\. Apply anyway\?/.test(text) || !/README\.md \(changed in the workspace\)/.test(text)) {
     throw new Error(`the apply confirmation does not say which file changed in the workspace: ${text}`);
@@ -177,6 +179,8 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   }
   await shot('timeline-filter-files');
   await frame.locator('select.type-filter').selectOption('all');
+  // Back to every row first (a footer without "match"), so the count read next is the search's, not the filter's.
+  await frame.locator('.count', { hasText: / rows$/ }).filter({ hasNotText: /match/ }).waitFor({ timeout: 30_000 });
   await frame.locator('input.search').fill('objective');
   const searchMatches = await matchCount();
   const searchRows = await rowsShownFor(searchMatches, 'search "objective"');
