@@ -95,6 +95,8 @@ export interface CaesarApi {
     choose(taskId: string, questionId: string, button: string | undefined): Promise<AnswerOutcome | undefined>;
     /** Sets after how long a question still waiting is shown again (a notification that stays); returns the previous. */
     setRemindAfterMs(ms: number): number;
+    /** Whether the Answer… prompt of a question is on screen now. */
+    promptOpen(taskId: string, questionId: string): boolean;
   };
   /** The pickers and input boxes of picker.ts (Compare, Install 'caesar' Command, Continue with Feedback…). */
   pickers: {
@@ -238,6 +240,7 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
         inbox.remindAfterMs = ms;
         return previous;
       },
+      promptOpen: (taskId, questionId) => inbox.isPromptOpen(taskId, questionId),
     },
     pickers: {
       current: currentInput,

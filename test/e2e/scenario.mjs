@@ -6,11 +6,56 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { narrowingUnderCi } from '../extension/ci-guard.mjs';
 import { measureTimeline, runTimelineXssProof } from './timeline.mjs';
 
 export const XSS = '<img src=x onerror=alert(1)>';
 
+/**
+ * CAESAR_UI_STEPS=timeline runs the timeline step alone (bench/timeline-editor.mjs). Never under CI (run.mjs refuses it
+ * already): a scenario cut short must not report "passed" there. Any other value is a mistake, not "all steps".
+ */
+/**
+ * Apply on a task whose file the user changed in the workspace too: the modal confirmation appears, says which file
+ * and why; its Cancel button leaves the user's edit exactly as it was and applies nothing. README.md is then put back.
+ */
+async function confirmationCancelled(page, { workspace, finished, shot }) {
+  const readme = path.join(workspace, 'README.md');
+  const original = readFileSync(readme, 'utf8');
+  const edited = original.replace('# Test workspace', '# Test workspace (edited by the user)');
+  writeFileSync(readme, edited);
+  await finished.hover();
+  await finished.locator('.action-label[aria-label="Apply Changes"]').click();
+  const modal = page.locator('.monaco-dialog-box');
+  await modal.waitFor({ timeout: 30_000 }).catch(() => {
+    throw new Error('Apply did not ask before writing over README.md, which the user changed in the workspace (no modal dialog in 30 s)');
+  });
+  const text = await modal.textContent();
+  if (!/changed files that were also changed in your workspace since the task started\. Apply anyway\?/.test(text) || !/README\.md \(changed in the workspace\)/.test(text)) {
+    throw new Error(`the apply confirmation does not say which file changed in the workspace: ${text}`);
+  }
+  if (!(await modal.locator('.monaco-button', { hasText: /^\s*Apply Anyway\s*$/ }).count())) throw new Error(`no "Apply Anyway" button: ${text}`);
+  await shot('apply-confirmation');
+  await modal.locator('.monaco-button', { hasText: /^\s*Cancel\s*$/ }).first().click();
+  await modal.waitFor({ state: 'detached', timeout: 30_000 });
+  // Nothing may be written after Cancel: the task row still offers Apply (not "applied"), README.md is the user's.
+  await finished.hover();
+  await finished.locator('.action-label[aria-label="Apply Changes"]').waitFor({ timeout: 30_000 });
+  if (/applied/.test(await finished.textContent())) throw new Error('the task says applied after Cancel');
+  if (readFileSync(readme, 'utf8') !== edited) throw new Error(`README.md changed after Cancel: ${readFileSync(readme, 'utf8')}`);
+  writeFileSync(readme, original);
+}
+
+export function timelineStepAlone(env = process.env) {
+  const refused = narrowingUnderCi(['CAESAR_UI_STEPS'], env);
+  if (refused.length) throw new Error(refused.join('\n'));
+  if (!env.CAESAR_UI_STEPS) return false;
+  if (env.CAESAR_UI_STEPS === 'timeline') return true;
+  throw new Error(`CAESAR_UI_STEPS=${env.CAESAR_UI_STEPS}: the only step that runs alone is "timeline"`);
+}
+
 export async function runScenario(page, { url, workspace, screenshots, log, cli, env, userSettings }) {
+  const timelineOnly = timelineStepAlone();
   rmSync(screenshots, { recursive: true, force: true });
   mkdirSync(screenshots, { recursive: true });
   let step = 0;
@@ -39,8 +84,7 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
     const figures = await measureTimeline(page, { workspace, log, sizes });
     writeFileSync(path.join(path.dirname(screenshots), 'timeline-figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
   };
-  // CAESAR_UI_STEPS=timeline runs the timeline step alone (bench/timeline-editor.mjs).
-  if (process.env.CAESAR_UI_STEPS === 'timeline') return timelineStep();
+  if (timelineOnly) return timelineStep();
 
   // 1. Open the Caesar view from the activity bar: empty, with its welcome text.
   await page.locator('.activitybar [aria-label^="Caesar"]').first().click();
@@ -58,6 +102,8 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   let runErr = '';
   run.stderr.on('data', (d) => (runErr += d));
   const runExit = new Promise((resolve) => run.on('exit', (code) => resolve(code)));
+  let runEnded = false;
+  void runExit.then(() => (runEnded = true));
 
   // The row's label is the objective's short title (cut near 60 characters; the whole objective is in its tooltip).
   const rowText = `Explain ${XSS}`;
@@ -75,9 +121,11 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
   await frame.locator('.row').first().waitFor({ timeout: 120_000 });
   await frame.locator('.row .label', { hasText: 'The objective is:' }).waitFor({ timeout: 30_000 });
-  const liveWhenShot = await frame.locator('.report').isHidden();
+  // Live: the timeline shows the task's rows while it still runs (no report yet, the CLI still waiting for it). The
+  // demo paces its steps by 3 s, so a timeline that showed a task only once it ended fails here.
+  const reportShown = await frame.locator('.report').isVisible();
   await shot('timeline-live');
-  if (!liveWhenShot) log('note: the task had already finished when the timeline was first shown');
+  if (reportShown || runEnded) throw new Error(`the timeline was first shown after the task had ended (report shown: ${reportShown}, caesar run exited: ${runEnded})`);
 
   // 4. The task ends: the report appears in the timeline, the tree shows its file.
   await frame.locator('.report .report-summary').waitFor({ timeout: 60_000 });
@@ -113,19 +161,29 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
     await frame.locator('.count', { hasText: / of [\d,]+ rows match/ }).waitFor({ timeout: 30_000 });
     return Number(/([\d,]+) of/.exec((await frame.locator('.count').textContent()) ?? '')[1].replace(/,/g, ''));
   };
+  // The rows of a query come after its count: wait until the page displays as many as it counts (or say what it shows).
+  const rowsShownFor = async (matches, what) => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const labels = await shownRows();
+      if (labels.length === matches) return labels;
+      if (Date.now() > deadline) throw new Error(`${what}: ${matches} match, shown: ${labels.join(' | ')}`);
+      await page.waitForTimeout(50);
+    }
+  };
   await frame.locator('select.type-filter').selectOption('files');
   const fileMatches = await matchCount();
-  await page.waitForTimeout(300); // the rows of the query, rendered
-  const fileRows = await shownRows();
+  const fileRows = await rowsShownFor(fileMatches, 'filter "Files"');
   if (fileMatches < 1 || fileRows.length !== fileMatches || !fileRows.every((l) => /README\.md/.test(l))) {
     throw new Error(`filter "Files": ${fileMatches} match, shown: ${fileRows.join(' | ')}`);
   }
   await shot('timeline-filter-files');
   await frame.locator('select.type-filter').selectOption('all');
+  // Back to every row first (a footer without "match"), so the count read next is the search's, not the filter's.
+  await frame.locator('.count', { hasText: / rows$/ }).filter({ hasNotText: /match/ }).waitFor({ timeout: 30_000 });
   await frame.locator('input.search').fill('objective');
   const searchMatches = await matchCount();
-  await page.waitForTimeout(300);
-  const searchRows = await shownRows();
+  const searchRows = await rowsShownFor(searchMatches, 'search "objective"');
   if (searchRows.length !== searchMatches || !searchRows.every((l) => /objective/i.test(l))) {
     throw new Error(`search "objective": ${searchMatches} match, shown: ${searchRows.join(' | ')}`);
   }
@@ -202,8 +260,8 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await page.waitForTimeout(300); // let the diff settle before the screenshot
   await shot(shown === 'multiDiff' ? 'review-all-multi-diff' : 'review-all-per-file-diff');
 
-  // 12. "Apply Changes" (inline on the row): a modal confirmation only when the files changed in the workspace too
-  //     (a DOM dialog with the smoke-test driver). The file is then in the workspace, with the answer in it.
+  // 12. "Apply Changes" (inline on the row): no confirmation, since no file of the task changed in the workspace too
+  //     (12c shows the one that asks). The file is then in the workspace, with the answer in it.
   const onDisk = path.join(workspace, written);
   if (existsSync(onDisk)) throw new Error(`${written} is in the workspace before Apply`);
   if (shown === 'multiDiff') {
@@ -213,22 +271,18 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
     await delegated.locator('.action-label[aria-label="Apply Changes"]').click();
   }
   await page.mouse.move(900, 700);
-  const deadline = Date.now() + 60_000;
-  let confirmed = false;
-  while (!existsSync(onDisk)) {
-    if (Date.now() > deadline) throw new Error(`${written} did not appear in the workspace after Apply`);
-    const modal = page.locator('.monaco-dialog-box');
-    if (!confirmed && (await modal.count())) {
-      await shot('apply-confirmation');
-      await modal.locator('.monaco-button', { hasText: /apply/i }).first().click();
-      confirmed = true;
-    }
-    await page.waitForTimeout(200);
-  }
+  await page.locator('[id="status.notifications"] a').first().click();
+  const appliedNotice = page.locator('.notifications-center .notification-list-item', { hasText: `applied 1 file(s)` }).first();
+  const askedFirst = page.locator('.monaco-dialog-box');
+  const came = await Promise.race([
+    appliedNotice.waitFor({ timeout: 60_000 }).then(() => 'applied', () => 'nothing'),
+    askedFirst.waitFor({ timeout: 60_000 }).then(() => 'dialog', () => 'nothing'),
+  ]);
+  if (came === 'dialog') throw new Error(`Apply asked for a confirmation with nothing changed in the workspace: ${await askedFirst.textContent()}`);
+  if (came !== 'applied') throw new Error(`Apply said nothing within 60 s (no "applied 1 file(s)" notification)`);
+  if (!existsSync(onDisk)) throw new Error(`${written} is not in the workspace after Apply said it applied it`);
   const appliedText = readFileSync(onDisk, 'utf8');
   if (!appliedText.includes('Bonjour')) throw new Error(`${written} in the workspace lacks the answer: ${appliedText}`);
-  await page.locator('[id="status.notifications"] a').first().click();
-  await page.locator('.notifications-center .notification-list-item', { hasText: `applied 1 file(s)` }).first().waitFor({ timeout: 30_000 });
   await shot('applied-file-in-workspace');
   await page.keyboard.press('Escape');
 
@@ -245,6 +299,10 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await appliedFrame.locator('.review-note', { hasText: 'Applied to your workspace' }).waitFor({ timeout: 60_000 });
   if (await appliedFrame.locator('.actions button[data-action="apply"]').isVisible()) throw new Error('the timeline of an applied task still offers Apply');
   await shot('timeline-applied');
+
+  // 12c. The first task appended to README.md; the user has edited README.md since. Apply now asks first, in the modal
+  //      dialog the user sees (the real one, no seam answering it): it names the file; Cancel writes nothing.
+  await confirmationCancelled(page, { workspace, finished, shot });
 
   // 12b. Discard the first task (never applied), from its row: after the confirmation the tree says "discarded", its
   //      file is no longer offered as a diff, and its timeline offers nothing but says what happened.

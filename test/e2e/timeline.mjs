@@ -95,6 +95,18 @@ async function openTimeline(page, objective, { keepEditors = false } = {}) {
   return { frame: page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame'), opened };
 }
 
+/**
+ * Resolves once the host has handled every message the page sent before: the page's messages reach the host in order,
+ * and a filter change is one the host answers (the footer then counts the matches). Playwright's selectOption sends
+ * no pointer or key event, so this is no "keep" itself. The filter is put back to "all" after.
+ */
+async function pageHeardByHost(frame) {
+  await frame.locator('select.type-filter').selectOption('problems');
+  await frame.locator('.foot .count', { hasText: / of [\d,]+ rows match/ }).waitFor({ timeout: 30_000 });
+  await frame.locator('select.type-filter').selectOption('all');
+  await frame.locator('.foot .count', { hasText: /rows$/ }).filter({ hasNotText: /match/ }).waitFor({ timeout: 30_000 });
+}
+
 /** The Playwright Frame of the timeline (for evaluate), found by its #app element. */
 async function timelineFrame(page) {
   for (let attempt = 0; attempt < 100; attempt++) {
@@ -258,11 +270,16 @@ export async function measureTimeline(page, { workspace, log, sizes }) {
     const { frame, opened } = await openTimeline(page, objective);
     await frame.locator('.row:not(.pending) .label').first().waitFor({ timeout: 120_000 });
     const firstScreenMs = Date.now() - opened;
-    await frame.locator('.foot .count', { hasText: `${rows.toLocaleString('en-US')} rows` }).waitFor({ timeout: 300_000 }).catch(() => undefined);
+    // Every event indexed and counted: the footer must say so (a timeline that never finished indexing fails here).
+    await frame.locator('.foot .count', { hasText: `${rows.toLocaleString('en-US')} rows` }).waitFor({ timeout: 300_000 });
     const fullMs = Date.now() - opened;
     const tf = await timelineFrame(page);
     const jumps = [];
-    for (const fraction of [0.5, 0.1, 0.9, 0.3, 0.7, 0.02]) jumps.push(Math.round(await tf.evaluate(JUMP, [fraction, rows])));
+    for (const fraction of [0.5, 0.1, 0.9, 0.3, 0.7, 0.02]) {
+      const ms = Math.round(await tf.evaluate(JUMP, [fraction, rows]));
+      if (ms < 0) throw new Error(`a jump to ${fraction * 100}% of the ${k} timeline never showed its rows (30 s)`);
+      jumps.push(ms);
+    }
     const heapMb = await tf.evaluate(() => (performance.memory ? performance.memory.usedJSHeapSize / (1 << 20) : -1));
     const sorted = [...jumps].sort((a, b) => a - b);
     const reusedMs = await reopenInPreview(page, objective);
@@ -294,7 +311,7 @@ async function reopenInPreview(page, bigObjective) {
   if (box) {
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     await page.mouse.wheel(0, 300);
-    await page.waitForTimeout(300); // a `keep` it sent would have reached the host
+    await pageHeardByHost(frame); // a `keep` the wheel sent would have reached the host before this
   }
   const { frame: again, opened } = await openTimeline(page, bigObjective, { keepEditors: true });
   await again.locator('.row:not(.pending) .label', { hasText: 'message number' }).first().waitFor({ timeout: 120_000 });
@@ -308,7 +325,7 @@ async function reopenInPreview(page, bigObjective) {
 async function userKeepsPanel(page) {
   const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
   await frame.locator('.search').click();
-  await page.waitForTimeout(300); // the page's `keep` message reaches the host
+  await pageHeardByHost(frame); // the click's `keep` message has reached the host
   await openTimeline(page, SMALL, { keepEditors: true });
   // Two pages now: found by their tabs (a frame locator would match both webviews).
   await page.locator('.tabs-container .tab.active', { hasText: `Timeline: ${SMALL}` }).waitFor({ timeout: 60_000 });

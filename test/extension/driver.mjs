@@ -59,7 +59,11 @@ const env = {
   CAESAR_TEST_STATE_DIR: stateDir,
   CAESAR_TEST_BIN_DIR: binDir,
 };
-delete env.CI; // code-server changes nothing for CI, but the agents started by the tests must not think they run in CI
+// code-server changes nothing for CI, but the agents started by the tests must not think they run in CI (a CLI that
+// sees CI=true changes its output and prompts). The in-editor runner still has to know: under CI a pending test fails.
+delete env.CI;
+if (config.ci) env.CAESAR_TEST_FORBID_PENDING = '1';
+else delete env.CAESAR_TEST_FORBID_PENDING;
 
 log(`starting code-server on ${address}`);
 const server = spawn(

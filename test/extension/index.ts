@@ -8,13 +8,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, write
 import * as path from 'node:path';
 import Mocha from 'mocha';
 import * as vscode from 'vscode';
-
-interface Outcome {
-  title: string;
-  state: 'passed' | 'failed' | 'pending';
-  error?: string;
-  ms?: number;
-}
+import { forbidsPending, grepRefusal, verdict, type Outcome } from './verdict';
 
 const stateDir = process.env.CAESAR_TEST_STATE_DIR;
 
@@ -50,6 +44,11 @@ function runMocha(files: string[]): Promise<Outcome[]> {
 }
 
 export async function run(): Promise<void> {
+  const refused = grepRefusal();
+  if (refused) {
+    logLine(refused);
+    throw new Error(refused);
+  }
   // CAESAR_TEST_SUITE picks another suite folder (suite-untrusted: the run without Workspace Trust).
   const suiteDir = path.join(__dirname, process.env.CAESAR_TEST_SUITE ?? 'suite');
   const files = readdirSync(suiteDir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join(suiteDir, f));
@@ -60,7 +59,7 @@ export async function run(): Promise<void> {
     // @vscode/test-electron: a reload would end the run, so the reload suite is not run here (reported, not passed).
     const outcomes = await runMocha(mainFiles);
     logLine(`  - re-attachment after reload: not run under @vscode/test-electron (run test/extension/run.mjs)`);
-    finish(outcomes);
+    finish([...outcomes, ...reattachFile.map((f) => ({ title: `${path.basename(f)} (needs a reload)`, state: 'pending' as const }))]);
     return;
   }
 
@@ -91,10 +90,12 @@ export async function run(): Promise<void> {
   finish(outcomes);
 }
 
+/** Throws (the workbench then exits non-zero) on a failure, and under CI (driver.mjs says so) on a pending test. */
 function finish(outcomes: Outcome[]): void {
-  const failed = outcomes.filter((o) => o.state === 'failed').length;
-  const passed = outcomes.filter((o) => o.state === 'passed').length;
-  const pending = outcomes.filter((o) => o.state === 'pending').length;
-  logLine(`in-editor tests: ${passed} passed, ${failed} failed, ${pending} pending`);
-  if (failed) throw new Error(`${failed} in-editor test(s) failed`);
+  const { summary, failure } = verdict(outcomes, forbidsPending(), !!process.env.CAESAR_TEST_GREP);
+  logLine(summary);
+  if (failure) {
+    logLine(failure);
+    throw new Error(failure);
+  }
 }

@@ -10,8 +10,12 @@ import { editorPaths, installEditor, missingPieces } from '../../scripts/setup-e
 import { buildExtensionTests, projectDir } from './build.mjs';
 import { writeFinishedTasks } from './fixtures/finished-tasks.mjs';
 import { writeMultiRootWorkspace } from './fixtures/multi-root.mjs';
+import { EDITOR_NARROWING_SWITCHES, refuseNarrowingUnderCi, underCi } from './ci-guard.mjs';
 
 const SKIP_CODE = 77;
+
+// Under CI=true nothing may run part of the suite only: refused before anything is built or started.
+refuseNarrowingUnderCi(EDITOR_NARROWING_SWITCHES);
 
 function skip(reason) {
   console.log(`SKIPPED: ${reason}`);
@@ -78,6 +82,7 @@ const config = {
   chromium: paths.chromium,
   screenshots: path.join(projectDir, 'test-results', 'screenshots'),
   only: process.env.CAESAR_EDITOR_ONLY ?? '', // "suite", "untrusted" or "ui" to run one part while developing
+  ci: underCi(), // the driver keeps CI out of the editor's environment, and tells the in-editor runner instead
 };
 
 // 4. Everything that opens a port runs in the namespace: code-server, chromium, and the agents the tests start.

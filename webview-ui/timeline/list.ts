@@ -43,6 +43,7 @@ export class TimelineList {
     private readonly post: (message: WebviewToHost) => void,
     /** The header's buttons on show (stats only). */
     private readonly shownActions: () => string[] = () => [],
+    private readonly shownReviewNote: () => string = () => '',
   ) {
     els.list.addEventListener('scroll', () => {
       // An empty list (a query whose rows are on their way) says nothing about where the user is.
@@ -278,6 +279,7 @@ export class TimelineList {
           shownLabels: this.shownLabels(),
           footer: this.els.count.textContent ?? '',
           actions: this.shownActions(),
+          reviewNote: this.shownReviewNote(),
         },
       });
     }, 30);

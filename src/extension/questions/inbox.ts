@@ -245,6 +245,11 @@ export class QuestionInbox extends Disposable {
     return this.answer(taskId, questionId, text);
   }
 
+  /** Whether the answer prompt of a question is on screen (opened by Answer…, not closed yet). */
+  isPromptOpen(taskId: string, questionId: string): boolean {
+    return this.prompts.has(`${taskId}/${questionId}`);
+  }
+
   /** Writes the answer through the engine; already answered / expired are said, not thrown. */
   async answer(taskId: string, questionId: string, text: string): Promise<AnswerOutcome> {
     try {

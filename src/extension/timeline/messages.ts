@@ -114,6 +114,8 @@ export interface TimelineStats {
   footer: string;
   /** The header's action buttons the page displays (TimelineAction values; `step:<action>` for a next step's). */
   actions: string[];
+  /** The header's review note the page displays ("Applied to your workspace.", "Discarded: …"), '' when none. */
+  reviewNote: string;
 }
 
 /** The choices of the timeline's type filter (webview-ui/timeline/main.ts maps each to event types). */

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
 import type { ApplyOutcome, DelegatedTask, DiscardOutcome } from '../../../src/engine/tasks';
-import { EXTENSION_ID, caesar, rowsOf, runInTerminal, sleep, until, workspaceDir } from './helpers';
+import { EXTENSION_ID, caesar, rowsOf, runInTerminal, until, workspaceDir } from './helpers';
 
 // Real tasks: the fixture agent runs under `caesar run --isolation worktree` from a terminal, writing FIXTURE_FILES in
 // its worktree; the commands then act on the real workspace, and each test checks the files on disk.
@@ -191,9 +191,9 @@ describe('Review and apply a task from the editor', () => {
     assert.equal(await vscode.commands.executeCommand('caesar.apply', id), undefined, 'nothing to apply');
     assert.equal(await vscode.commands.executeCommand('caesar.reviewAll', id), 'nothing');
     await vscode.commands.executeCommand('caesar.openTimeline', id);
-    await api.timeline.waitForStats(id, (s) => s.caughtUp && s.received > 0, 60_000);
-    await sleep(500); // the task message and the stats after it
-    assert.deepEqual(api.timeline.stats(id)!.actions, []);
+    // The page has the task message once it shows the review note: its header actions are then final.
+    const shown = await api.timeline.waitForStats(id, (s) => s.caughtUp && s.received > 0 && s.reviewNote.startsWith('Discarded'), 60_000);
+    assert.deepEqual(shown.actions, []);
   });
 
   it('Cancel stops a running task; Re-run starts the same objective again; Open Raw Log and Reveal Task Folder open its files', async function () {

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
 import type { CompareShown } from '../../../src/extension/compare';
-import { caesar, runInTerminal, sleep, workspaceDir } from './helpers';
+import { acceptQuickInput, caesar, quickInputSettled, runInTerminal, workspaceDir } from './helpers';
 
 // Compare Tasks on two real tasks of one objective (the fixture agent, each in its worktree, writing different
 // files); the document's figures are checked against the tasks' own result.json, and Compare File opens the two
@@ -74,15 +74,15 @@ describe('Compare: tasks of one objective side by side', () => {
     const tasksPick = await api.pickers.waitFor(/^Caesar: Compare File Across Tasks \(1\/2\): tasks$/, 10_000);
     const rows = (tasksPick.input as vscode.QuickPick<vscode.QuickPickItem & { id?: string }>).items;
     assert.deepEqual(rows.map((r) => r.label).sort(), [objective, `${objective} #2`].sort(), 'no raw ids');
+    await quickInputSettled(); // the workbench's echo of what it drew comes before the test's own choice
     (tasksPick.input as vscode.QuickPick<vscode.QuickPickItem>).selectedItems = rows;
-    await sleep(300);
-    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    await acceptQuickInput();
     const filePick = await api.pickers.waitFor(/^Caesar: Compare File Across Tasks \(2\/2\): file$/, 10_000);
     const fileRows = (filePick.input as vscode.QuickPick<vscode.QuickPickItem>).items;
     assert.deepEqual(fileRows.map((r) => [r.label, r.description]), [['cmp/a.txt', 'changed by both'], ['cmp/b.txt', 'changed by one'], ['fixture-notes.md', 'changed by both']]);
+    await quickInputSettled(); // the workbench's echo of the first active item, before the test picks another
     (filePick.input as vscode.QuickPick<vscode.QuickPickItem>).activeItems = [fileRows[1]!];
-    await sleep(300);
-    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    await acceptQuickInput();
     const paletteSides = (await fromPalette) as [vscode.Uri, vscode.Uri];
     assert.ok(paletteSides?.some((u) => u.path.endsWith('cmp/b.txt')), `the chosen file is diffed: ${JSON.stringify(paletteSides)}`);
 

@@ -63,8 +63,14 @@ describe('ACP: a permission request answered from the notification', () => {
     const notice = await api.questions.waitForNotice(id, 45_000);
     const answered = (await api.questions.choose(id, notice.questionId, 'Reject')) as AnswerOutcome;
     assert.equal(answered.answered, true, answered.message);
-    await settled(api, id);
+    const answer = JSON.parse(readFileSync(path.join(api.root, '.caesar', 'tasks', id, 'answers', `${notice.questionId}.json`), 'utf8')) as { by?: string; answer?: string };
+    assert.deepEqual([answer.by, answer.answer], ['vscode', 'Reject (reject_once)']);
+    // The agent got the rejection and went on without the write: the task ends well, having changed nothing.
+    assert.equal(await settled(api, id), 'succeeded');
+    const events = readFileSync(path.join(api.root, '.caesar', 'tasks', id, 'events.jsonl'), 'utf8');
+    assert.match(events, /Permission to write ACP_REJECTED\.md was rejected; I leave it alone/, 'the agent heard the rejection');
     const state = (await api.store.summary(id))!.state;
-    assert.ok(state.worktree && !existsSync(path.join(state.worktree, 'ACP_REJECTED.md')), 'the rejected write never happened');
+    assert.ok(state.worktree && existsSync(state.worktree), `the task's worktree is there to look in: ${state.worktree}`);
+    assert.ok(!existsSync(path.join(state.worktree, `ACP_REJECTED.md`)), 'the rejected write never happened');
   });
 });

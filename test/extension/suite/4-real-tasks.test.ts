@@ -13,7 +13,7 @@ describe('Tasks started from a terminal with `caesar run`', () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
-  it('a demo task appears within a second, shows live tool calls while running, then its change opens in a diff', async function () {
+  it('a demo task appears while it runs, shows live tool calls while running, then its change opens in a diff', async function () {
     this.timeout(90_000);
     const api = await caesar();
     const objective = `Demo from a terminal: append to README.md (${Date.now()})`;
@@ -26,9 +26,11 @@ describe('Tasks started from a terminal with `caesar run`', () => {
     let tree = await api.waitForTree((t) => !!byObjective(t, objective), 20_000);
     const id = byObjective(tree, objective)!.id;
     const created = Date.parse((await api.store.summary(id))!.state.created_at);
-    const appearedMs = Date.now() - created;
-    record('demoTaskAppearsAfterCreationMs', appearedMs);
-    assert.ok(appearedMs < 1000, `the task appeared ${appearedMs} ms after delegate() created it`);
+    // A figure, not a bound (speed is bench/'s question). What must hold is that the tree showed the task while it was
+    // still running, live, not once it had finished: the first tree that had it shows it active.
+    record('demoTaskAppearsAfterCreationMs', Date.now() - created);
+    const firstSeen = byObjective(tree, objective)!;
+    assert.ok(!['pass', 'error', 'circle-slash'].includes(firstSeen.icon), `first shown already ended: ${firstSeen.icon} ${firstSeen.description}`);
 
     // Live children: a tool call spins while the task runs.
     tree = await api.waitForTree(

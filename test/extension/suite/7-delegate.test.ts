@@ -5,21 +5,18 @@ import * as vscode from 'vscode';
 import type { CaesarApi } from '../../../src/extension/api';
 import type { DelegateOutcome } from '../../../src/extension/delegate/delegateCommands';
 import type { ShownStep } from '../../../src/extension/delegate/flow';
-import { caesar, sleep, until } from './helpers';
+import { acceptQuickInput, caesar, quickInputSettled, sleep, until } from './helpers';
 
 /**
  * Accepts the quick input on screen, as Enter does. The extension's quick-input changes reach the workbench
- * asynchronously (and the workbench echoes its active item back): give them a moment, as a user's eye would.
+ * asynchronously (and the workbench echoes its active item back): acceptQuickInput waits for both, not for a time.
  */
-const enter = async () => {
-  await sleep(300);
-  await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
-};
+const enter = acceptQuickInput;
 
-/** Waits for a step, then for the workbench to have drawn it. */
+/** Waits for a step, then for the workbench to have drawn it (and for its echo of the first active item). */
 async function step(api: CaesarApi, name: Parameters<CaesarApi['delegation']['waitForStep']>[0]): Promise<ShownStep> {
   const shown = await api.delegation.waitForStep(name, 10_000);
-  await sleep(300);
+  await quickInputSettled();
   return shown;
 }
 
@@ -212,9 +209,9 @@ describe('Caesar: Delegate Task', () => {
     // One agent checked is not a comparison: the step stays, and says so.
     pick.selectedItems = [itemNamed(agents, 'demo')];
     await enter();
-    await sleep(500);
+    // The flow answers the Enter by saying why it stays: wait for that answer, then check it started nothing.
+    await until('the targets step to say one checked agent is not enough', () => /Check two or more agents to compare \(1 checked\)/.test(pick.placeholder ?? ''), 10_000);
     assert.equal(api.delegation.currentStep()?.step, 'targets', 'one checked agent starts nothing');
-    assert.match(pick.placeholder ?? '', /Check two or more agents to compare \(1 checked\)/);
     pick.selectedItems = [itemNamed(agents, 'demo'), itemNamed(agents, 'fixture')];
     await enter();
 

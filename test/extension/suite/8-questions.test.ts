@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CaesarApi } from '../../../src/extension/api';
 import type { DelegateOutcome } from '../../../src/extension/delegate/delegateCommands';
 import type { AnswerOutcome } from '../../../src/extension/questions/inbox';
-import { caesar, runInTerminal, sleep, until } from './helpers';
+import { caesar, quickInputSettled, runInTerminal, until } from './helpers';
 
 async function delegateAsking(api: CaesarApi, objective: string): Promise<string> {
   const outcome = await vscode.commands.executeCommand<DelegateOutcome>('caesar.delegate', { objective, agent: 'demo', isolation: 'worktree' });
@@ -82,13 +82,22 @@ describe('Questions: one inbox', () => {
     const { questionId: qid } = await api.questions.waitForNotice(id, 30_000);
 
     // The tree's Answer action opens the prompt (its options, or any text).
+    // The prompt waits for the user: it may close only once the CLI's answer is on disk (noted when it closes, so a
+    // prompt that closed by itself, however soon or late, fails here without the test guessing a time).
     let promptResult: AnswerOutcome | undefined | 'open' = 'open';
-    const prompt = vscode.commands.executeCommand<AnswerOutcome | undefined>('caesar.answerQuestion', id, qid).then((r) => (promptResult = r));
-    await sleep(1000);
+    let answeredWhenClosed: boolean | undefined;
+    const answerPath = path.join(api.root, '.caesar', 'tasks', id, 'answers', `${qid}.json`);
+    const prompt = vscode.commands.executeCommand<AnswerOutcome | undefined>('caesar.answerQuestion', id, qid).then((r) => {
+      answeredWhenClosed = existsSync(answerPath);
+      promptResult = r;
+    });
+    await until('the Answer prompt on screen', () => api.questions.promptOpen(id, qid), 10_000);
+    await quickInputSettled(); // drawn by the workbench
     assert.equal(promptResult, 'open', 'the prompt waits for the user');
 
     assert.equal(await runInTerminal('caesar answer', `caesar answer ${id} ${qid} Ciao`), 0);
     await prompt;
+    assert.equal(answeredWhenClosed, true, 'the prompt stayed open until the answer given elsewhere was written');
     assert.equal(promptResult, undefined, 'the prompt closed without answering');
     assert.deepEqual([answerFile(api, id, qid).answer, answerFile(api, id, qid).by], ['Ciao', 'cli']);
 

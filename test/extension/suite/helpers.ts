@@ -98,6 +98,24 @@ export function runInTerminal(name: string, commandLine: string, env: Record<str
   });
 }
 
+/**
+ * Resolves once the workbench has applied every change the test made to a quick input, and every echo it sent back
+ * (the active item it picked when the input was drawn) has reached this extension host. No guessed duration: the
+ * extension host sends a quick input's changes in a batch one timer turn later (ExtHostQuickInput.update, a
+ * setTimeout of 0), so a timer set after them fires after that batch is sent; a main-thread round trip
+ * (getCommands) then answers only after the workbench handled the batch, on the same ordered channel.
+ */
+export async function quickInputSettled(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  await vscode.commands.getCommands(true);
+}
+
+/** Accepts the quick input on screen, as Enter does, once the workbench has what the test set in it. */
+export async function acceptQuickInput(): Promise<void> {
+  await quickInputSettled();
+  await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
