@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { narrowingUnderCi } from '../extension/ci-guard.mjs';
+import { narrowingUnderCi, refusalText } from '../support/ci-guard.mjs';
 import { measureTimeline, runTimelineXssProof } from './timeline.mjs';
 
 export const XSS = '<img src=x onerror=alert(1)>';
@@ -48,7 +48,7 @@ async function confirmationCancelled(page, { workspace, finished, shot }) {
 
 export function timelineStepAlone(env = process.env) {
   const refused = narrowingUnderCi(['CAESAR_UI_STEPS'], env);
-  if (refused.length) throw new Error(refused.join('\n'));
+  if (refused.length) throw new Error(refusalText(refused));
   if (!env.CAESAR_UI_STEPS) return false;
   if (env.CAESAR_UI_STEPS === 'timeline') return true;
   throw new Error(`CAESAR_UI_STEPS=${env.CAESAR_UI_STEPS}: the only step that runs alone is "timeline"`);

@@ -10,7 +10,7 @@ import { editorPaths, installEditor, missingPieces } from '../../scripts/setup-e
 import { buildExtensionTests, projectDir } from './build.mjs';
 import { writeFinishedTasks } from './fixtures/finished-tasks.mjs';
 import { writeMultiRootWorkspace } from './fixtures/multi-root.mjs';
-import { EDITOR_NARROWING_SWITCHES, refuseNarrowingUnderCi, underCi } from './ci-guard.mjs';
+import { EDITOR_NARROWING_SWITCHES, refuseNarrowingUnderCi, underCi } from '../support/ci-guard.mjs';
 
 const SKIP_CODE = 77;
 

@@ -38,5 +38,5 @@ export function verdict(outcomes: Outcome[], forbidPending: boolean, grep = fals
 export function grepRefusal(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const grep = env.CAESAR_TEST_GREP;
   if (!grep || !forbidsPending(env)) return undefined;
-  return `REFUSED under CI: CAESAR_TEST_GREP=${grep} runs part of the editor suite only, which CI=true does not allow`;
+  return `REFUSED under CI: CAESAR_TEST_GREP=${grep} narrows the suite, which CI=true does not allow`;
 }

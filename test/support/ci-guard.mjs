@@ -2,6 +2,9 @@
 // scale that cuts the case counts, a list of files on the command line) would let CI pass without running the rest.
 // Every runner asks here before it narrows, so the rule and its message are one. Locally the switches stay free.
 
+/** The editor suite's switches that run part of it only (one part of the driver, a grep, one UI step). */
+export const EDITOR_NARROWING_SWITCHES = ['CAESAR_EDITOR_ONLY', 'CAESAR_TEST_GREP', 'CAESAR_UI_STEPS'];
+
 /** CI as the runners understand it: exactly `CI=true` (what .ci/run exports and CI services set). */
 export function underCi(env = process.env) {
   return env.CI === 'true';
