@@ -65,5 +65,12 @@ export function countingGit(log: string): string {
 export function gitCalls(log: string, endedNs: bigint): { total: number; afterAgent: number; commands: string[] } {
   const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean);
   const after = lines.filter((l) => BigInt(l.slice(0, l.indexOf(' '))) >= endedNs);
-  return { total: lines.length, afterAgent: after.length, commands: after.map((l) => l.slice(l.indexOf(' ') + 1).replace(/-c \S+ /g, '').slice(0, 80)) };
+  return { total: lines.length, afterAgent: after.length, commands: after.map(subcommand) };
+}
+
+/** A logged call without its safety options and repository paths: the subcommand and its first arguments. */
+function subcommand(line: string): string {
+  const words = line.split(' ').slice(1);
+  const at = words.findIndex((w, i) => !w.startsWith('-') && words[i - 1] !== '-c');
+  return words.slice(at, at + 3).join(' ');
 }

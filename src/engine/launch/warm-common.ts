@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ENV } from '../../protocol/env';
 
 /*
  * What both sides of the warm supervisor's hand-off agree on (warm-client.ts hands a task over, warm-server.ts waits
@@ -33,9 +34,14 @@ export const HAND_OFF_LINE_LIMIT = 4 << 20;
 /** How long an idle supervisor waits with nothing to do before it exits (CAESAR_WARM_IDLE_MS). */
 export const DEFAULT_IDLE_MS = 5 * 60_000;
 
-/** False when CAESAR_WARM_SUPERVISOR is 0/off/false/no, or on Windows (no unix sockets with these permissions). */
+/**
+ * False when CAESAR_WARM_SUPERVISOR is 0/off/false/no, on Windows (no unix sockets with these permissions), and
+ * inside a task (an agent's own `caesar run`, $CAESAR_TASK_ID set): a sub-task keeps today's start, in its parent's
+ * process tree and sweep, and an agent never starts the idle supervisor that would run the user's next task (it
+ * would inherit the agent's environment, NODE_OPTIONS included).
+ */
 export function warmSupervisorEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  if (process.platform === 'win32') return false;
+  if (process.platform === 'win32' || env[ENV.taskId]) return false;
   const value = (env.CAESAR_WARM_SUPERVISOR ?? '').trim().toLowerCase();
   return !['0', 'off', 'false', 'no'].includes(value);
 }

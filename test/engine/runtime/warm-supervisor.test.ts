@@ -4,7 +4,7 @@ import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtemp
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { probeIdleSupervisor, startIdleSupervisor } from '../../../src/engine/launch/warm-client';
+import { handOffToIdle, probeIdleSupervisor, startIdleSupervisor } from '../../../src/engine/launch/warm-client';
 import { buildId, socketPath } from '../../../src/engine/launch/warm-common';
 import { taskPaths, type TaskState } from '../../../src/protocol';
 import { buildShippedCli, makeRepo, pidAlive, runCliScript, trustedHome, waitFor, waitForFinished } from './helpers';
@@ -247,5 +247,16 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.doesNotMatch(taskOutcome(repo, run.stdout).log, /kept warm/);
     assert.deepEqual(readdirSync(env.CAESAR_WARM_DIR!), [], 'nothing was made in it');
     assert.deepEqual(processesMatching(`${script}\0idle`), []);
+  });
+
+  it("inside a task (an agent's own caesar run) nothing is handed to the user's idle supervisor, and none is started", async () => {
+    const pid = startIdleSupervisor(script, env);
+    assert.ok(pid);
+    await idleListening();
+    const inTask = { ...env, CAESAR_TASK_ID: 't_0123456789abcdef0123456789abcdef' };
+    const assignment = { taskDir: path.join(makeRepo(), '.caesar', 'tasks', 't_fedcba9876543210fedcba9876543210'), cwd: '/', env: {} };
+    assert.equal(await handOffToIdle(script, assignment, inTask), undefined);
+    assert.equal(startIdleSupervisor(script, inTask), undefined);
+    assert.equal((await probeIdleSupervisor(script, env))?.pid, pid, 'the idle supervisor still waits, untouched');
   });
 });
