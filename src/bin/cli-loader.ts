@@ -3,8 +3,8 @@ import { reportedVersion } from '../base/version';
 // Straight to the launch room, not through engine/tasks: this loader starts before any bundle is loaded and may use
 // only Node's built-ins and this one module (the supervisor's standby), or every `caesar` call would pay for the engine.
 import { locateSupervisor, prestartSupervisor } from '../engine/launch/supervisor-process';
-// Also not through engine/tasks: the same reason, a built-ins-only look for the user's warm supervisor (warm-client.ts).
-import { idleSocket } from '../engine/launch/warm-client';
+// Also not through engine/tasks: the same reason, a look (fs only) for the user's warm supervisor (warm-common.ts).
+import { idleSocket } from '../engine/launch/warm-common';
 import { requireWithCodeCache } from './compile-cache';
 
 /**

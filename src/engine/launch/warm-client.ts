@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { lstatSync, unlinkSync } from 'node:fs';
+import { unlinkSync } from 'node:fs';
 import * as net from 'node:net';
 import {
   LineReader,
   TAKEN_LINE,
   buildId,
+  idleSocket,
   parseHello,
-  socketPath,
   supportsIdleMode,
   warmDir,
   warmSupervisorEnabled,
@@ -14,6 +14,8 @@ import {
   type IdleHello,
 } from './warm-common';
 import { SUPERVISOR_V8_FLAGS, supervisorEnv, type StandbyAssignment } from './supervisor-process';
+
+export { idleSocket } from './warm-common';
 
 /*
  * The caller's side of the warm supervisor (issue 27): an idle supervisor of this user, already loaded, waits on a
@@ -25,21 +27,6 @@ import { SUPERVISOR_V8_FLAGS, supervisorEnv, type StandbyAssignment } from './su
 
 /** How long a hand-off may take before the idle supervisor is ended and a fresh one started instead. */
 const HAND_OFF_TIMEOUT_MS = 30_000;
-
-/** The idle supervisor's socket for `script`'s build, when one is there (a socket file, this user's); else undefined. */
-export function idleSocket(script: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (!warmSupervisorEnabled(env) || !supportsIdleMode(script)) return undefined;
-  const dir = warmDir(env);
-  const build = dir && buildId(script);
-  if (!dir || !build) return undefined;
-  const socket = socketPath(dir, build);
-  try {
-    const stat = lstatSync(socket);
-    return stat.isSocket() && stat.uid === process.getuid?.() ? socket : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Hands the task to the idle supervisor of `script`'s build: its pid once it has taken it, else undefined. */
 export async function handOffToIdle(script: string, assignment: StandbyAssignment, env: NodeJS.ProcessEnv = process.env): Promise<number | undefined> {

@@ -95,14 +95,28 @@ export function isPrivateFolder(dir: string, uid: number): boolean {
  */
 export function buildId(script: string): string | undefined {
   try {
-    const hash = createHash('sha256');
+    let key = `${process.execPath}\0${process.version}\0${process.arch}`;
     for (const file of [script, path.join(path.dirname(script), 'supervisor-main.js')]) {
       const real = realpathSync(file);
       const stat = statSync(real);
-      hash.update(`${real}\0${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}\0`);
+      key += `\0${real}\0${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
     }
-    hash.update(`${process.execPath}\0${process.version}\0${process.arch}`);
-    return hash.digest('hex').slice(0, 24);
+    return createHash('sha256').update(key).digest('hex').slice(0, 24);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The idle supervisor's socket for `script`'s build, when one is there (a socket file, this user's); else undefined. */
+export function idleSocket(script: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!warmSupervisorEnabled(env) || !supportsIdleMode(script)) return undefined;
+  const dir = warmDir(env);
+  const build = dir && buildId(script);
+  if (!dir || !build) return undefined;
+  const socket = socketPath(dir, build);
+  try {
+    const stat = lstatSync(socket);
+    return stat.isSocket() && stat.uid === process.getuid?.() ? socket : undefined;
   } catch {
     return undefined;
   }
