@@ -205,11 +205,12 @@ export function processTree(root: number): number[] {
  * is an upper bound of the tree's peak at any one instant (the peaks need not coincide). Git and the agent are not
  * counted: only our own (node) processes.
  */
-export function sampleNodePeaks(root: number, everyMs = 10): { stop(): Map<number, number> } {
+export function sampleNodePeaks(root: number, everyMs = 10, extra: number[] = []): { stop(): Map<number, number> } {
   const peaks = new Map<number, number>();
   const cmdlines = new Map<number, string>();
   const sample = () => {
-    for (const pid of processTree(root)) {
+    // `extra`: a task's warm supervisor (issue 27), started before this CLI and so not under it.
+    for (const pid of [...processTree(root), ...extra]) {
       try {
         const status = readFileSync(`/proc/${pid}/status`, 'utf8');
         const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
@@ -219,7 +220,7 @@ export function sampleNodePeaks(root: number, everyMs = 10): { stop(): Map<numbe
         // task by `caesar run`, supervisor-process.ts). A child between fork and exec (about to become git
         // or the agent) still looks like its Node parent, so it is told apart by its parent's identical command line.
         const forkOfParent = cmdlines.get(ppid) === cmdline;
-        const ours = pid === root || ((cmdline.includes('\0supervise\0') || cmdline.endsWith('\0standby\0')) && !forkOfParent);
+        const ours = pid === root || extra.includes(pid) || ((cmdline.includes('\0supervise\0') || cmdline.endsWith('\0standby\0')) && !forkOfParent);
         if (!ours || (/Name:\s+(\S+)/.exec(status)?.[1] ?? '') !== 'node') continue;
         const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
         if (hwm) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, Number(hwm[1]) / 1024));

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { locateBwrap } from '../src/engine/sandbox';
 import { benchDir, benchHome, cleanupBench, figures, git, interleave, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, spread } from './lib';
 import { bundleCli } from './task.bench';
+import { endIdleSupervisors, waitForIdle, warmFolder } from './task-warm';
 
 const run = promisify(execFile);
 const REPORT = JSON.stringify({ protocol: 'caesar.report/v1', status: 'success', summary: 'ok', changes: [{ path: 'bench.txt', action: 'created' }] });
@@ -22,7 +23,8 @@ export async function benchSandbox(): Promise<Record<string, number | string>> {
   const runs = runsFromEnv(9);
   const cli = await bundleCli();
   const out: Record<string, number | string> = { runs, bwrap, load_before: loadNote() };
-  const env: NodeJS.ProcessEnv = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')) };
+  // With the warm supervisor (issue 27) waiting before each run, in a folder of the bench's own.
+  const env: NodeJS.ProcessEnv = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')), CAESAR_WARM_SUPERVISOR: '1', CAESAR_WARM_DIR: warmFolder() };
   const repo = makeBenchRepo(2000);
   mkdirSync(path.join(repo, '.caesar'), { recursive: true });
   const script = `echo done > bench.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
@@ -31,6 +33,7 @@ export async function benchSandbox(): Promise<Record<string, number | string>> {
   env.HOME = benchHome(`[sandbox]\nallow_hosts = ["127.0.0.1:9"]\n[[agent]]\nid = "quick"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
   let lastTask = '';
   const task = (mode: string, network = 'on') => ({
+    prepare: async () => void (await waitForIdle(cli, env)),
     run: async () => {
       const { stdout } = await run(process.execPath, [cli, 'run', 'write bench.txt', '--agent', 'quick', '--isolation', 'worktree', '--mode', 'write', '--network', network, '--json'], { cwd: repo, env: { ...env, CAESAR_SANDBOX: mode }, maxBuffer: 1 << 24 });
       const result = JSON.parse(stdout) as { task_id: string; status: string; diff?: { files: unknown[] } };
@@ -65,6 +68,7 @@ export async function benchSandbox(): Promise<Record<string, number | string>> {
     out.bwrap_added_ms_paired_median = pairedMedian(m.spawn_true_in_bwrap!.wall, m.spawn_true_bare!.wall);
     out.load_after = loadNote();
   } finally {
+    endIdleSupervisors(cli);
     cleanupBench();
   }
   return out;

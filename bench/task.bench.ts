@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { build, type Plugin } from 'esbuild';
+import { countingGit, endIdleSupervisors, gitCalls, residentMiB, waitForIdle, warmFolder } from './task-warm';
 import { benchDir, benchHome, cleanupBench, figures, git, interleave, loadNote, makeBenchRepo, ratio, remember, runsFromEnv, sampleNodePeaks, sizesFromEnv, spread, type Measured } from './lib';
 
 const run = promisify(execFile);
@@ -26,7 +27,9 @@ const entry = (id: string, script: string) => `[[agent]]\nid = "${id}"\nbin = "/
 // `starter` notes when it started (ns since the epoch) beside its report: the pool's figure is the time to that.
 const starter = `date +%s%N > "$CAESAR_REPORT_PATH.started"; ${agentScript(0)}`;
 /** The user's own layer (the bench's HOME): the agents, and in-place writes allowed (only the user may). */
-const GLOBAL_CONFIG = `[policy]\nallow_inplace_write = true\n\n${entry('sleeper', agentScript(0.2))}\n${entry('quick', agentScript(0))}\n${entry('starter', starter)}`;
+// `ender` notes when its last instruction ran: the git processes after that are the conclusion's.
+const ender = `${agentScript(0)}; date +%s%N > "$CAESAR_REPORT_PATH.ended"`;
+const GLOBAL_CONFIG = `[policy]\nallow_inplace_write = true\n\n${entry('sleeper', agentScript(0.2))}\n${entry('quick', agentScript(0))}\n${entry('starter', starter)}\n${entry('ender', ender)}`;
 
 /** The repository's own .caesar/config.toml: only `[worktree] pool`, which names no program. */
 function writeConfig(repo: string, pool = 0): void {
@@ -103,7 +106,9 @@ export async function benchTask(): Promise<Record<string, number | string>> {
   const reference = referenceCli();
   if (reference) out.reference = reference;
   // A compile cache of this run's own: the first (warm-up) task fills it, as a user's first task does.
-  const env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')), HOME: benchHome(GLOBAL_CONFIG) };
+  // A warm folder of the bench's own (issue 27): its idle supervisors are this bundle's alone.
+  const env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_COMPILE_CACHE: remember(benchDir('caesar-bench-cache-')), HOME: benchHome(GLOBAL_CONFIG), CAESAR_WARM_SUPERVISOR: '1', CAESAR_WARM_DIR: warmFolder() };
+  const NO_WARM = { CAESAR_WARM_SUPERVISOR: '0' };
   try {
     for (const size of sizesFromEnv([2000, 10000, 50000])) {
       const repo = makeBenchRepo(size);
@@ -135,7 +140,12 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         } else rmSync(path.join(repo, 'bench.txt'), { force: true });
         rmSync(path.join(repo, '.caesar', 'tasks', lastTask), { recursive: true, force: true });
       };
-      const ours = (agent: string, isolation: string, extraEnv?: NodeJS.ProcessEnv) => ({ run: () => runOurs(agent, isolation, undefined, extraEnv), cleanup: cleanupOurs(isolation) });
+      // With the warm supervisor on (the default), each run first waits, untimed, for the idle one to listen.
+      const ours = (agent: string, isolation: string, extraEnv?: NodeJS.ProcessEnv) => ({
+        ...(extraEnv?.CAESAR_WARM_SUPERVISOR === '0' ? {} : { prepare: async () => void (await waitForIdle(cli, env)) }),
+        run: () => runOurs(agent, isolation, undefined, extraEnv),
+        cleanup: cleanupOurs(isolation),
+      });
       const floorWorktree = (sleepSeconds: number) => ({
         run: async () => {
           const wt = path.join(scratch, `wt-${size}`);
@@ -153,13 +163,16 @@ export async function benchTask(): Promise<Record<string, number | string>> {
       const cases: Parameters<typeof interleave>[0] = {
         ours_worktree: ours('sleeper', 'worktree'),
         floor_worktree: floorWorktree(0.2),
+        ours_worktree_no_warm: ours('sleeper', 'worktree', NO_WARM),
         ours_worktree_agent_exits_at_once: ours('quick', 'worktree'),
         floor_worktree_agent_exits_at_once: floorWorktree(0),
-        // The same task with its supervisor started after the CLI's work, as before the standby (supervisor-process.ts).
-        ours_worktree_agent_exits_at_once_no_standby: ours('quick', 'worktree', { CAESAR_SUPERVISOR_STANDBY: 'off' }),
+        // Without the warm supervisor: the standby the CLI's loader starts (the previous revision), then not even that.
+        ours_worktree_agent_exits_at_once_no_warm: ours('quick', 'worktree', NO_WARM),
+        ours_worktree_agent_exits_at_once_no_standby: ours('quick', 'worktree', { ...NO_WARM, CAESAR_SUPERVISOR_STANDBY: 'off' }),
       };
       if (size === 2000 || process.env.BENCH_INPLACE_ALL) {
         cases.ours_inplace = ours('sleeper', 'inplace');
+        cases.ours_inplace_no_warm = ours('sleeper', 'inplace', NO_WARM);
         cases.floor_inplace = floorInplace;
       }
       if (referenceRepo) {
@@ -185,9 +198,21 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         out[`${k}_ratio_reference_${name}_to_floor`] = ratio(theirs, floor);
         out[`${k}_ratio_${name}_ours_to_reference`] = ratio(a, theirs);
       }
-      out[`${k}_ratio_standby_to_no_standby`] = ratio(m.ours_worktree_agent_exits_at_once!, m.ours_worktree_agent_exits_at_once_no_standby!);
+      out[`${k}_ratio_standby_to_no_standby`] = ratio(m.ours_worktree_agent_exits_at_once_no_warm!, m.ours_worktree_agent_exits_at_once_no_standby!);
+      out[`${k}_ratio_warm_to_no_warm_exits_at_once`] = ratio(m.ours_worktree_agent_exits_at_once!, m.ours_worktree_agent_exits_at_once_no_warm!);
+      out[`${k}_ratio_warm_to_no_warm_worktree`] = ratio(m.ours_worktree!, m.ours_worktree_no_warm!);
       if (size >= 10000) Object.assign(out, await poolFigures(k, repo, scratch, runOurs, () => lastTask, runs));
-      if (size === 2000) Object.assign(out, await peakMemory(runOurs, cleanupOurs('worktree'), runs));
+      if (size === 2000) {
+        const runWarm = async (agent: string, isolation: string, onSpawn?: (pid: number, extra?: number[]) => void) => {
+          const idle = await waitForIdle(cli, env);
+          await runOurs(agent, isolation, (pid) => onSpawn?.(pid, [idle]));
+        };
+        Object.assign(out, await peakMemory(runWarm, cleanupOurs('worktree'), runs));
+        const runCold = (agent: string, isolation: string, onSpawn?: (pid: number) => void) => runOurs(agent, isolation, onSpawn, NO_WARM);
+        Object.assign(out, await peakMemory(runCold, cleanupOurs('worktree'), runs, 'no_warm_'));
+        Object.assign(out, await idleHolds(cli, env));
+        Object.assign(out, await conclusionGit(repo, env, runOurs, () => lastTask, cleanupOurs('worktree')));
+      }
       if (size === 2000 && referenceRepo) {
         const runTheirs = (agent: string, isolation: string, onSpawn?: (pid: number) => void) => runReference(reference!, referenceRepo, agent, isolation, onSpawn);
         Object.assign(out, await peakMemory(runTheirs, () => cleanupReference(referenceRepo), runs, 'reference_', 1));
@@ -197,6 +222,7 @@ export async function benchTask(): Promise<Record<string, number | string>> {
       console.error(`[task bench] after ${k}: ${JSON.stringify(out)}`);
     }
   } finally {
+    endIdleSupervisors(cli);
     cleanupBench();
   }
   out.load_after = loadNote();
@@ -275,7 +301,7 @@ function removeTask(repo: string, id: string): void {
  * 10 ms, summed. Issue 14's reference figure: 104 MiB.
  */
 async function peakMemory(
-  runOurs: (agent: string, isolation: string, onSpawn?: (pid: number) => void) => Promise<void>,
+  runOurs: (agent: string, isolation: string, onSpawn?: (pid: number, extra?: number[]) => void) => Promise<void>,
   cleanup: () => void,
   runs: number,
   prefix = '',
@@ -285,7 +311,7 @@ async function peakMemory(
   const biggest: number[] = [];
   for (let i = 0; i < runs; i++) {
     let sampler: ReturnType<typeof sampleNodePeaks> | undefined;
-    await runOurs('sleeper', 'worktree', (pid) => (sampler = sampleNodePeaks(pid)));
+    await runOurs('sleeper', 'worktree', (pid, extra) => (sampler = sampleNodePeaks(pid, 10, extra)));
     const peaks = [...(sampler?.stop().values() ?? [])];
     cleanup();
     totals.push(peaks.reduce((a, b) => a + b, 0));
@@ -301,6 +327,38 @@ async function peakMemory(
     [`${prefix}peak_rss_largest_process_mib_median`]: spread(biggest).median,
   };
 }
+
+/** What an idle supervisor holds while it waits for a task (issue 27): resident now, and its peak so far. */
+async function idleHolds(cli: string, env: NodeJS.ProcessEnv): Promise<Record<string, number>> {
+  const pid = await waitForIdle(cli, env);
+  await new Promise((r) => setTimeout(r, 500)); // settled: its load is done, it only listens
+  const { rss, hwm } = residentMiB(pid);
+  return { idle_supervisor_rss_mib: rss, idle_supervisor_peak_rss_mib: hwm };
+}
+
+/**
+ * The git processes of one task (2k files, worktree, an agent that exits at once), counted through a logging `git`
+ * on PATH: all of them, and those after the agent's last instruction (the conclusion: checkout guard, diff, result).
+ */
+async function conclusionGit(
+  repo: string,
+  env: NodeJS.ProcessEnv,
+  runOurs: (agent: string, isolation: string, onSpawn?: (pid: number) => void, extraEnv?: NodeJS.ProcessEnv) => Promise<void>,
+  lastTask: () => string,
+  cleanup: () => void,
+): Promise<Record<string, number | string>> {
+  const log = path.join(benchDir('caesar-bench-gitlog-'), 'git.log');
+  remember(path.dirname(log));
+  writeFileSync(log, '');
+  // Unsandboxed: the sandbox keeps the marker file out of the task folder, and the conclusion's git work is the same.
+  await runOurs('ender', 'worktree', undefined, { ...NO_WARM_ENV, CAESAR_SANDBOX: 'off', PATH: `${countingGit(log)}:${env.PATH ?? ''}` });
+  const ended = BigInt(readFileSync(path.join(repo, '.caesar', 'tasks', lastTask(), 'report.json.ended'), 'utf8').trim());
+  const calls = gitCalls(log, ended);
+  cleanup();
+  return { git_processes_per_task: calls.total, git_processes_in_conclusion: calls.afterAgent, git_conclusion_commands: calls.commands.join(' | ') };
+}
+
+const NO_WARM_ENV = { CAESAR_WARM_SUPERVISOR: '0' };
 
 /** `caesar --version` and `caesar ps` with 200 tasks, beside `node -e 0`, interleaved. */
 async function startupFigures(cli: string, repo: string, env: NodeJS.ProcessEnv, runs: number, reference?: string): Promise<Record<string, number>> {

@@ -2,7 +2,9 @@ import * as path from 'node:path';
 import { reportedVersion } from '../base/version';
 // Straight to the launch room, not through engine/tasks: this loader starts before any bundle is loaded and may use
 // only Node's built-ins and this one module (the supervisor's standby), or every `caesar` call would pay for the engine.
-import { prestartSupervisor } from '../engine/launch/supervisor-process';
+import { locateSupervisor, prestartSupervisor } from '../engine/launch/supervisor-process';
+// Also not through engine/tasks: the same reason, a look (fs only) for the user's warm supervisor (warm-common.ts).
+import { idleSocket } from '../engine/launch/warm-common';
 import { requireWithCodeCache } from './compile-cache';
 
 /**
@@ -12,12 +14,22 @@ import { requireWithCodeCache } from './compile-cache';
  * - `caesar --version` (what editors and scripts run to find and check the CLI) is answered without loading it;
  * - `caesar run` will need a task supervisor, a second Node process: a standby one starts now, so that its start-up
  *   overlaps the CLI's own instead of following it (supervisor-process.ts);
+ *   (unless the user's warm supervisor is already waiting for the task: warm-client.ts);
  * - the bundle runs with V8's compiled code cached between runs (compile-cache.ts).
  */
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   process.stdout.write(`${reportedVersion()}\n`);
 } else {
-  if (args[0] === 'run' && !args.includes('--help') && !args.includes('-h')) prestartSupervisor();
+  if (args[0] === 'run' && !args.includes('--help') && !args.includes('-h') && !idleSupervisorWaiting()) prestartSupervisor();
   requireWithCodeCache(path.join(__dirname, 'caesar-main.js'));
+}
+
+/** An idle warm supervisor of this build is listening: `caesar run` will hand it the task, no standby is needed. */
+function idleSupervisorWaiting(): boolean {
+  try {
+    return idleSocket(locateSupervisor()) !== undefined;
+  } catch {
+    return false;
+  }
 }

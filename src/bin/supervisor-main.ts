@@ -1,7 +1,7 @@
 import { closeSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { openRegularFileForWriting } from '../base/safe-write';
-import { STANDBY_ANSWER_FD, STANDBY_TAKEN, superviseTask, type StandbyAssignment } from '../engine/tasks/supervise';
+import { STANDBY_ANSWER_FD, STANDBY_TAKEN, superviseTask, waitIdle, type StandbyAssignment } from '../engine/tasks/supervise';
 
 /**
  * dist/supervisor-main.js, loaded by dist/supervisor.js: the detached process that supervises one task.
@@ -11,6 +11,9 @@ import { STANDBY_ANSWER_FD, STANDBY_TAKEN, superviseTask, type StandbyAssignment
  *   everything, then waits on stdin for its task, and exits quietly when none comes (the CLI refused the
  *   delegation). Its stdout and stderr are /dev/null until it has a task, then both are appended to that task's
  *   supervisor.log.
+ * - `supervisor.js idle`: the user's warm supervisor (issue 27, warm-server.ts), started in the background by
+ *   delegate(); it waits on a unix socket in the user's private folder for the next task of anyone's `caesar run`, the
+ *   editor or the MCP server, takes it as a standby does, and exits after a while without one.
  * A bundle of its own, without the command line parser, the CLI's commands or the MCP servers: every task pays for
  * this process's start, so it loads only what running one task needs (issue 14: start time and memory).
  */
@@ -20,7 +23,9 @@ const stamp = () => new Date().toISOString();
 if (command === 'supervise' && taskDir && !rest.length) {
   supervise(taskDir);
 } else if (command === 'standby' && !taskDir) {
-  waitForAssignment().then((assignment) => (assignment ? takeTask(assignment) : process.exit(0)));
+  waitForAssignment().then((assignment) => (assignment ? takeTask(assignment, 'started ahead of its task (standby)', answerOnPipe) : process.exit(0)));
+} else if (command === 'idle' && !taskDir) {
+  becomeIdle();
 } else {
   process.stderr.write('usage: supervisor.js supervise <taskDir>   (internal: started by caesar for each task)\n');
   process.exitCode = 2;
@@ -75,7 +80,7 @@ function parseAssignment(line: string): StandbyAssignment | undefined {
  * and stdout/stderr (including a crash's stack) appended to the task's supervisor.log. Then tells the CLI, which is
  * waiting for exactly this line before it counts the task as started.
  */
-function takeTask(assignment: StandbyAssignment): void {
+function takeTask(assignment: StandbyAssignment, how: string, answer: () => void): void {
   let log: number;
   try {
     log = openRegularFileForWriting(path.join(assignment.taskDir, 'supervisor.log'), 'append');
@@ -86,7 +91,12 @@ function takeTask(assignment: StandbyAssignment): void {
   for (const key of Object.keys(process.env)) if (!(key in assignment.env)) delete process.env[key];
   Object.assign(process.env, assignment.env);
   redirectOutput(log);
-  process.stderr.write(`[${stamp()}] supervisor ${process.pid} was started ahead of its task (standby) and took it\n`);
+  process.stderr.write(`[${stamp()}] supervisor ${process.pid} was ${how} and took it\n`);
+  answer();
+  supervise(assignment.taskDir);
+}
+
+function answerOnPipe(): void {
   try {
     // File descriptor 3 is the answer pipe (supervisor-process.ts), touched by no Node stream: closing it is safe.
     writeSync(STANDBY_ANSWER_FD, `${STANDBY_TAKEN}\n`);
@@ -94,7 +104,21 @@ function takeTask(assignment: StandbyAssignment): void {
   } catch {
     /* the CLI is gone (Ctrl-C at this very moment): the task is still ours to run */
   }
-  supervise(assignment.taskDir);
+}
+
+/** Waits (warm-server.ts) as this user's idle supervisor; exits quietly when another one is there or when it leaves. */
+function becomeIdle(): void {
+  // An idle process must pin no folder (a task's root could be unmounted or removed meanwhile).
+  process.chdir('/');
+  const since = stamp();
+  waitIdle({
+    script: process.argv[1] ?? '',
+    takeTask: (assignment, answer) => takeTask(assignment, `kept warm (idle since ${since})`, answer),
+    exit: () => process.exit(0),
+  }).then(
+    (listening) => listening || process.exit(0),
+    () => process.exit(1),
+  );
 }
 
 function redirectOutput(log: number): void {

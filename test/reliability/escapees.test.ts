@@ -87,6 +87,8 @@ const started: number[] = [];
       spawn(process.execPath, [script, 'supervise', dir], { env, stdio: 'ignore', detached: true }),
       spawn(process.execPath, ['--max-semi-space-size=1', script, 'supervise', dir], { env, stdio: 'ignore', detached: true }),
       spawn(process.execPath, ['--max-semi-space-size=1', script, 'standby'], { env, stdio: 'ignore', detached: true }),
+      // The user's warm supervisor (issue 27), once it has taken a task: still `… idle` on its command line.
+      spawn(process.execPath, ['--max-semi-space-size=1', script, 'idle'], { env, stdio: 'ignore', detached: true }),
     ];
     const plain = spawn(process.execPath, ['-e', 'setInterval(()=>{},1000)'], { env, stdio: 'ignore', detached: true });
     started.push(...supervisors.map((s) => s.pid!), plain.pid!);

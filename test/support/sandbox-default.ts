@@ -6,3 +6,9 @@
  * runs the rest sandboxed.
  */
 process.env.CAESAR_SANDBOX ??= 'off';
+
+/**
+ * No warm supervisor (issue 27) unless a test asks for one: an idle supervisor would outlive its test by minutes and
+ * take the next test's task; the warm supervisor's own tests (test/engine/runtime/warm-supervisor.test.ts) set it.
+ */
+process.env.CAESAR_WARM_SUPERVISOR ??= '0';

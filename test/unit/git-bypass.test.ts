@@ -21,6 +21,7 @@ const REVIEWED_PROCESS_STARTERS = new Set([
   'src/engine/process/spawn.ts', // runs the agent
   'src/engine/git/workshop.ts', // `[worktree] setup` commands and `cp -Rc`
   'src/engine/launch/supervisor-process.ts', // node supervisors
+  'src/engine/launch/warm-client.ts', // the idle (warm) node supervisor
   'src/cli/commands/doctor-acp.ts', // an ACP agent's probe
   'src/engine/cluster/slurm.ts', // sbatch, squeue, scancel, sinfo
   'src/engine/git/apply-journal.ts', // sync -f (flush before the journal is committed)

@@ -6,6 +6,7 @@ import { createExclusive, writeJsonAtomic } from '../../base/atomic';
 import { writeLaunchSpec } from '../store/launch-spec';
 import { submitSupervisorJob } from './slurm-launcher';
 import { locateSupervisor, spawnSupervisor, supervisorEnv, takeStandby } from './supervisor-process';
+import { handOffToIdle, startIdleSupervisor } from './warm-client';
 import { LaunchSpecSchema, parseLaunchSpec, type LaunchSpec, type LaunchSpecInput } from '../../protocol';
 import type { TaskState } from '../../protocol';
 
@@ -118,12 +119,18 @@ export function initialState(spec: LaunchSpec): TaskState {
 }
 
 /**
- * The task's supervisor: the standby the CLI's loader started for it when there is one (`caesar run`: its start-up
- * overlapped the CLI's), else a fresh process. A standby that cannot take the task is ended first, so a task never
- * gets two supervisors.
+ * The task's supervisor, the first of: the user's idle warm supervisor (warm-client.ts: no Node start at all), the
+ * standby the CLI's loader started for it (`caesar run`: its start-up overlapped the CLI's), a fresh process. A
+ * standby or idle one that cannot take the task is ended first, so a task never gets two supervisors. Then the next
+ * idle supervisor is started in the background for the next task (detached; it is on no task's critical path).
  */
 async function startSupervisor(script: string, taskDir: string, logFile: string, cwd: string, extraEnv?: NodeJS.ProcessEnv): Promise<number | undefined> {
   const standby = takeStandby(script);
-  const pid = standby ? await standby.assign({ taskDir, cwd, env: supervisorEnv(extraEnv) }) : undefined;
-  return pid ?? spawnSupervisor(script, taskDir, logFile, cwd, extraEnv);
+  const assignment = { taskDir, cwd, env: supervisorEnv(extraEnv) };
+  let pid = await handOffToIdle(script, assignment);
+  if (pid !== undefined) standby?.dispose();
+  else if (standby) pid = await standby.assign(assignment);
+  pid ??= spawnSupervisor(script, taskDir, logFile, cwd, extraEnv);
+  startIdleSupervisor(script);
+  return pid;
 }

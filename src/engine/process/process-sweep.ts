@@ -52,7 +52,7 @@ async function readProc(pid: number, file: string): Promise<Buffer | undefined> 
 /**
  * True when the process, or one of its ancestors (this process excluded), is a task supervisor: `<node> [node options]
  * <script> supervise <dir>`, or `<node> [node options] <script> standby` (one started ahead of its task by
- * `caesar run`, supervisor-process.ts).
+ * `caesar run`, supervisor-process.ts), or `… idle` (the user's warm supervisor, which becomes a task's: warm-server.ts).
  */
 async function underSupervisor(pid: number): Promise<boolean> {
   for (let current = pid, hops = 0; current > 1 && current !== process.pid && hops < 64; hops++) {
@@ -69,7 +69,7 @@ async function underSupervisor(pid: number): Promise<boolean> {
 export function isSupervisorCommandLine(argv: readonly string[]): boolean {
   const script = argv.findIndex((arg, index) => index > 0 && !arg.startsWith('-'));
   const command = script > 0 ? argv[script + 1] : undefined;
-  return command === 'supervise' || command === 'standby';
+  return command === 'supervise' || command === 'standby' || command === 'idle';
 }
 
 /** The parent pid from /proc/<pid>/stat (the field after the parenthesized command name, which may hold spaces). */

@@ -5,3 +5,4 @@
  */
 export { superviseTask } from '../run/supervisor';
 export { STANDBY_ANSWER_FD, STANDBY_TAKEN, type StandbyAssignment } from '../launch/supervisor-process';
+export { waitIdle } from '../launch/warm-server';

@@ -1,0 +1,166 @@
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ENV } from '../../protocol/env';
+
+/*
+ * What both sides of the warm supervisor's hand-off agree on (warm-client.ts hands a task over, warm-server.ts waits
+ * for one): where the idle supervisor listens, which build it runs, and the lines they exchange. Node's built-ins only:
+ * the CLI's loader imports this before it loads any bundle.
+ *
+ * Who may hand a task over is decided by the kernel: the socket lives in a folder that is the user's own (owned by
+ * this uid, mode 0700, not a symlink), checked on both sides before use, so only this user (or root) can reach it.
+ * A folder that fails the check turns the warm supervisor off (every task starts its supervisor fresh), it is never
+ * repaired or used as it is.
+ */
+
+/** The idle supervisor's greeting, the first line it writes on every connection. */
+export interface IdleHello {
+  caesar_idle_supervisor: 1;
+  pid: number;
+  build: string;
+}
+
+/** The client's one line: the build it expects and the task (as a standby gets it, supervisor-process.ts). */
+export interface HandOff {
+  build: string;
+  assignment: { taskDir: string; cwd: string; env: Record<string, string> };
+}
+
+export const TAKEN_LINE = 'taken';
+/** An environment is a few KiB; a line near this is not from Caesar. */
+export const HAND_OFF_LINE_LIMIT = 4 << 20;
+/** How long an idle supervisor waits with nothing to do before it exits (CAESAR_WARM_IDLE_MS). */
+export const DEFAULT_IDLE_MS = 5 * 60_000;
+
+/**
+ * False when CAESAR_WARM_SUPERVISOR is 0/off/false/no, on Windows (no unix sockets with these permissions), and
+ * inside a task (an agent's own `caesar run`, $CAESAR_TASK_ID set): a sub-task keeps today's start, in its parent's
+ * process tree and sweep, and an agent never starts the idle supervisor that would run the user's next task (it
+ * would inherit the agent's environment, NODE_OPTIONS included).
+ */
+export function warmSupervisorEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (process.platform === 'win32' || env[ENV.taskId]) return false;
+  const value = (env.CAESAR_WARM_SUPERVISOR ?? '').trim().toLowerCase();
+  return !['0', 'off', 'false', 'no'].includes(value);
+}
+
+/** Only the lean supervisor bundle (dist/supervisor.js) has an idle mode; the CLI bundle does not. */
+export function supportsIdleMode(script: string): boolean {
+  return path.basename(script) === 'supervisor.js';
+}
+
+export function idleMs(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.CAESAR_WARM_IDLE_MS);
+  return Number.isFinite(value) && value > 0 ? value : DEFAULT_IDLE_MS;
+}
+
+/**
+ * The user's folder for idle supervisors: $CAESAR_WARM_DIR, else $XDG_RUNTIME_DIR/caesar, else <tmp>/caesar-<uid>.
+ * Created 0700 when `create`; undefined when it is missing or is not safely this user's own.
+ */
+export function warmDir(env: NodeJS.ProcessEnv = process.env, create = false): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined;
+  const dir = env.CAESAR_WARM_DIR
+    ? path.resolve(env.CAESAR_WARM_DIR)
+    : env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR)
+      ? path.join(env.XDG_RUNTIME_DIR, 'caesar')
+      : path.join(os.tmpdir(), `caesar-${uid}`);
+  if (create) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch {
+      /* exists already (checked below), or cannot be made (then the check fails) */
+    }
+  }
+  return isPrivateFolder(dir, uid) ? dir : undefined;
+}
+
+/** A real folder (not a symlink), owned by `uid`, that no one else may enter or write. */
+export function isPrivateFolder(dir: string, uid: number): boolean {
+  try {
+    const stat = lstatSync(dir);
+    return stat.isDirectory() && stat.uid === uid && (stat.mode & 0o077) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Which code an idle supervisor runs: the supervisor's loader and bundle as they are on disk now (path, inode, size,
+ * times) and the Node binary running them. Any rebuild or reinstall changes it, so a supervisor that loaded the old
+ * code is never handed a task by the new (its socket has another name) and exits at its next check.
+ */
+export function buildId(script: string): string | undefined {
+  try {
+    let key = `${process.execPath}\0${process.version}\0${process.arch}`;
+    for (const file of [script, path.join(path.dirname(script), 'supervisor-main.js')]) {
+      const real = realpathSync(file);
+      const stat = statSync(real);
+      key += `\0${real}\0${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+    }
+    return createHash('sha256').update(key).digest('hex').slice(0, 24);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The idle supervisor's socket for `script`'s build, when one is there (a socket file, this user's); else undefined. */
+export function idleSocket(script: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!warmSupervisorEnabled(env) || !supportsIdleMode(script)) return undefined;
+  const dir = warmDir(env);
+  const build = dir && buildId(script);
+  if (!dir || !build) return undefined;
+  const socket = socketPath(dir, build);
+  try {
+    const stat = lstatSync(socket);
+    return stat.isSocket() && stat.uid === process.getuid?.() ? socket : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The idle supervisor's socket for this build in `dir` (short: unix socket paths are limited to ~107 bytes). */
+export function socketPath(dir: string, build: string): string {
+  return path.join(dir, `idle-${build}.sock`);
+}
+
+/** Splits a stream's text into lines, giving up (undefined) past `limit` characters without a newline. */
+export class LineReader {
+  private text = '';
+  constructor(private readonly limit: number) {}
+
+  /** The complete lines so far, or undefined when the peer sent too much without a newline. */
+  push(chunk: Buffer): string[] | undefined {
+    this.text += chunk.toString('utf8');
+    const lines = this.text.split('\n');
+    this.text = lines.pop() ?? '';
+    return this.text.length > this.limit ? undefined : lines;
+  }
+}
+
+/** A hand-off line as the client wrote it, or undefined for anything else. Each field is checked, nothing trusted. */
+export function parseHandOff(line: string): HandOff | undefined {
+  try {
+    const value = JSON.parse(line) as Partial<HandOff>;
+    const a = value.assignment;
+    if (typeof value.build !== 'string' || typeof a !== 'object' || a === null) return undefined;
+    if (typeof a.taskDir !== 'string' || !path.isAbsolute(a.taskDir) || typeof a.cwd !== 'string' || !path.isAbsolute(a.cwd)) return undefined;
+    if (typeof a.env !== 'object' || a.env === null || !Object.values(a.env).every((v) => typeof v === 'string')) return undefined;
+    return { build: value.build, assignment: { taskDir: a.taskDir, cwd: a.cwd, env: { ...a.env } } };
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseHello(line: string): IdleHello | undefined {
+  try {
+    const value = JSON.parse(line) as Partial<IdleHello>;
+    if (value.caesar_idle_supervisor !== 1 || typeof value.build !== 'string' || !Number.isInteger(value.pid) || (value.pid ?? 0) <= 1) return undefined;
+    return value as IdleHello;
+  } catch {
+    return undefined;
+  }
+}
