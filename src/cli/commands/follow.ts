@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { checksSuffix, readEventsText, taskPaths, type ProtocolEvent } from '../../protocol';
-import { isActive, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/tasks';
+import { checksSuffix, taskPaths, type ProtocolEvent } from '../../protocol';
+import { bindingOf, isActive, readSealedEventsText, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/tasks';
 import type { IDisposable as Disposable } from '../../base/disposable';
 import type { ObservedStatus } from '../../protocol';
 import { TaskStatusSchema } from '../../protocol';
@@ -14,7 +14,7 @@ import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { waitUntilSettled } from '../settle';
 import { runWatch, type WatchOptions } from '../watch';
 
-const OBSERVED_STATUSES: readonly ObservedStatus[] = [...TaskStatusSchema.options, 'lost', 'queued'];
+const OBSERVED_STATUSES: readonly ObservedStatus[] = [...TaskStatusSchema.options, 'lost', 'queued', 'unverified'];
 /** What `ps` shows and filters on: the task's status, or what the user did with its work once they applied or discarded it. */
 const REVIEW_OUTCOMES: readonly ReviewOutcome[] = ['applied', 'discarded'];
 const SHOWN_STATUSES: readonly string[] = [...OBSERVED_STATUSES, ...REVIEW_OUTCOMES];
@@ -120,6 +120,7 @@ export function colourStatus(status: ObservedStatus, style: Style): string {
     case 'failed':
     case 'lost':
     case 'timed_out':
+    case 'unverified':
       return style.red(status);
     case 'cancelled':
       return style.yellow(status);
@@ -173,10 +174,10 @@ async function logs(io: CliIo, id: string, opts: LogsOptions): Promise<void> {
       return;
     }
     const text = await readTaskFile(paths.events, store.tasksDir);
-    for (const entry of readEventsText(text)) {
-      if (entry.ok) print(entry.event);
-      else io.err(`caesar: events.jsonl line ${entry.line} is unreadable: ${termSafe(entry.error)}`);
-    }
+    const read = readSealedEventsText(bindingOf(store.root, id), text);
+    for (const event of read.events) print(event);
+    if (read.unverifiedLines) io.err(`caesar: ${read.unverifiedLines} line(s) of events.jsonl not shown: not written by Caesar (${termSafe(read.firstUnverified ?? '')})`);
+    if (read.badLines > read.unverifiedLines) io.err(`caesar: ${read.badLines - read.unverifiedLines} line(s) of events.jsonl are unreadable`);
     return;
   }
   await followUntilSettled(io, store, id, opts.raw ? paths.rawLog : paths.events, (onProgress) =>

@@ -1,5 +1,5 @@
 import { parseReport, type Report, type Usage } from '../../protocol';
-import { writeJsonAtomic } from '../../base/atomic';
+import { writeSealedJson } from '../store/record-seal';
 import type { DiffResult } from '../git/reconcile';
 import { checkPassed, type CheckResult, type ResultDoc } from '../../protocol';
 import type { ReportSource, TaskState, TaskStatus } from '../../protocol';
@@ -53,7 +53,7 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
     ...(final.checks?.length ? { checks: final.checks } : {}),
     ...(final.repositoryChanges ? { repository_changes: final.repositoryChanges } : {}),
   };
-  await writeJsonAtomic(writers.resultFile, capResultLists(result));
+  await writeSealedJson(writers.resultFile, 'result', capResultLists(result));
   // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.
   const endedAt = new Date().toISOString();
   await writers.release();

@@ -10,6 +10,7 @@ import { bwrapArgs, wrapPlan } from './bwrap';
 import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, TASK_VIEW_DIR, sandboxMounts } from './policy';
 import { sandboxPreflight, type SandboxAvailability } from './preflight';
 import { agentStatePaths } from './agent-dirs';
+import { recordKey, recordKeyPath } from '../store/record-key';
 
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
 export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
@@ -110,7 +111,8 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
         env: request.env,
         command: request.plan.command,
         args: request.plan.args,
-        hide: absolutePaths(request.settings?.hide, request.env),
+        // The folder of Caesar's record key: an agent that could read it could seal records as Caesar (record-seal.ts).
+        hide: [...absolutePaths(request.settings?.hide, request.env), recordKeyFolder()],
         readWrite: absolutePaths(request.settings?.read_write, request.env),
       },
       entries,
@@ -168,4 +170,10 @@ function absolutePaths(paths: string[] | undefined, env: NodeJS.ProcessEnv): str
     .map((p) => (p === '~' || p.startsWith('~/') ? (home ? path.join(home, p.slice(1)) : '') : p))
     .filter((p) => path.isAbsolute(p))
     .map((p) => path.resolve(p));
+}
+
+/** The record key's folder, the key made first if need be: a folder that exists is one the sandbox can hide. */
+function recordKeyFolder(): string {
+  recordKey();
+  return path.dirname(recordKeyPath());
 }
