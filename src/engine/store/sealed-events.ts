@@ -16,7 +16,11 @@ export class UnsealedEventError extends ProtocolError {}
 export function readSealedEventLine(binding: RecordBinding, line: string): ProtocolEvent {
   const trimmed = line.trim();
   const verdict = verifyEventLine(binding, trimmed);
-  if (!verdict.ok) throw new UnsealedEventError(verdict.message);
+  if (!verdict.ok) {
+    // A line that is no event at all says so first (a torn or garbled line), then one that is not Caesar's.
+    if (verdict.reason === 'unsigned') readEventLine(trimmed);
+    throw new UnsealedEventError(verdict.message);
+  }
   const event = readEventLine(trimmed);
   if (event.task_id !== binding.taskId) throw new UnsealedEventError(`an event of task ${event.task_id} in the log of ${binding.taskId}`);
   return event;
