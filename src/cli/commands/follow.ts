@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { checksSuffix, taskPaths, type ProtocolEvent } from '../../protocol';
-import { bindingOf, isActive, readSealedEventsText, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/tasks';
+import { UnsealedEventError, bindingOf, isActive, readSealedEventLine, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/tasks';
 import type { IDisposable as Disposable } from '../../base/disposable';
 import type { ObservedStatus } from '../../protocol';
 import { TaskStatusSchema } from '../../protocol';
@@ -174,10 +174,17 @@ async function logs(io: CliIo, id: string, opts: LogsOptions): Promise<void> {
       return;
     }
     const text = await readTaskFile(paths.events, store.tasksDir);
-    const read = readSealedEventsText(bindingOf(store.root, id), text);
-    for (const event of read.events) print(event);
-    if (read.unverifiedLines) io.err(`caesar: ${read.unverifiedLines} line(s) of events.jsonl not shown: not written by Caesar (${termSafe(read.firstUnverified ?? '')})`);
-    if (read.badLines > read.unverifiedLines) io.err(`caesar: ${read.badLines - read.unverifiedLines} line(s) of events.jsonl are unreadable`);
+    const binding = bindingOf(store.root, id);
+    text.split('\n').forEach((line, i) => {
+      if (!line.trim()) return;
+      try {
+        print(readSealedEventLine(binding, line));
+      } catch (err) {
+        // A line Caesar did not write is never shown as an event (record-seal.ts): it is reported as what it is.
+        const what = err instanceof UnsealedEventError ? 'is not shown, it is not Caesar\'s' : 'is unreadable';
+        io.err(`caesar: events.jsonl line ${i + 1} ${what}: ${termSafe((err as Error).message)}`);
+      }
+    });
     return;
   }
   await followUntilSettled(io, store, id, opts.raw ? paths.rawLog : paths.events, (onProgress) =>
