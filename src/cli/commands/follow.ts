@@ -80,6 +80,8 @@ async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promi
     ...shown.map((t) => psRow(t, now, style)),
   ];
   io.out(table(rows).join('\n'));
+  // Records that are not Caesar's are said to be so, never passed off as the truth (record-seal.ts).
+  for (const t of shown) for (const why of t.unverified) io.err(`caesar: ${shortId(t.id)}: ${termSafe(why)}`);
 }
 
 function createdAt(t: TaskSummary): number {
@@ -136,6 +138,7 @@ function psJson(t: TaskSummary, now: number) {
     role: t.state.role ?? null,
     status: t.observed,
     recorded_status: t.state.status,
+    unverified: t.unverified,
     report_status: reportStatus(t) ?? null,
     checks: t.state.checks ?? null,
     review: reviewOutcome(t) ?? null,
