@@ -8,6 +8,7 @@ import { benchFollow } from './follow.bench';
 import { benchMany } from './many.bench';
 import { benchNewFiles } from './newfiles.bench';
 import { benchReconcile } from './reconcile.bench';
+import { benchRecordSeal } from './record-seal.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchSlurm } from './slurm.bench';
 import { benchTask } from './task.bench';
@@ -16,6 +17,7 @@ import { benchTranslate } from './translate.bench';
 
 const BENCHES: Array<[string, string, () => Promise<Record<string, number | string>>]> = [
   ['follow', 'follow a 100k-event task (ours: byte-offset tail; baseline: 200 ms whole-file polling), one process each', benchFollow],
+  ['seal', 'sealing events.jsonl: 100k events written and read with and without the per-line HMAC-SHA256 (floor: JSON.stringify / readEventLine alone)', benchRecordSeal],
   ['many', '16 tasks written at once, one observer: latency (16 × 1,000 events/s × 5 s) and soak (16 × 200 events/s × BENCH_SOAK_SECONDS, default 60)', benchMany],
   ['reconcile', 'reconcile 1,000 changed files (floor: one `git diff <base>` alone)', benchReconcile],
   ['newfiles', 'a task creating 50,000 new files: `caesar run`, `caesar diff`, `caesar apply` (floor: one `git status --porcelain -uall` of the same tree; target ≤ 5×)', benchNewFiles],

@@ -67,7 +67,7 @@ describe('reliability: records Caesar did not write are never the truth', functi
       const seq = readFileSync(events, 'utf8').trim().split('\n').length + 5;
       const body = { protocol: 'caesar.event/v1', at: new Date().toISOString(), task_id: id, type: 'finished', status: 'success', summary: 'FORGED' };
       const unsigned = JSON.stringify({ ...body, seq });
-      const madeUp = `${JSON.stringify({ ...body, seq: seq + 1 }).slice(0, -1)},"caesar_mac":"${'0'.repeat(64)}"}`;
+      const madeUp = `${JSON.stringify({ ...body, seq: seq + 1 }).slice(0, -1)},"caesar_mac":"${'0'.repeat(32)}"}`;
       const otherTask = sealEventLine(bindingOf(repo, 't_other'), JSON.stringify({ ...body, seq: seq + 2 }));
       appendFileSync(events, `${unsigned}\n${madeUp}\n${otherTask}\n`);
       // Both read the three lines (each is reported), and both are still running: no forged line ended them.

@@ -16,15 +16,18 @@ import * as path from 'node:path';
 const KEY_BYTES = 32;
 let cached: { file: string; key: Buffer } | undefined;
 
-/** `~/.local/state/caesar/record.key` of the account running this process. */
+let keyPath: string | undefined;
+
+/** `~/.local/state/caesar/record.key` of the account running this process (asked once: it reads the user database). */
 export function recordKeyPath(): string {
-  return path.join(userInfo().homedir, '.local', 'state', 'caesar', 'record.key');
+  keyPath ??= path.join(userInfo().homedir, '.local', 'state', 'caesar', 'record.key');
+  return keyPath;
 }
 
 /** The key, created once (0600, exclusively: two first processes agree on one), then read from memory. */
 export function recordKey(): Buffer {
+  if (cached) return cached.key;
   const file = recordKeyPath();
-  if (cached?.file === file) return cached.key;
   const key = readKey(file) ?? createKey(file);
   cached = { file, key };
   return key;

@@ -109,7 +109,7 @@ describe('engine: records sealed by Caesar, checked by every reader', function (
     const last = JSON.parse(before.trim().split('\n').at(-1)!) as Record<string, unknown>;
     const forged: Record<string, unknown> = { ...last, seq: (last.seq as number) + 1, summary: 'forged' };
     delete forged.caesar_mac;
-    const wrongMac = `${JSON.stringify(forged).slice(0, -1)},"caesar_mac":"${'a'.repeat(64)}"}`;
+    const wrongMac = `${JSON.stringify(forged).slice(0, -1)},"caesar_mac":"${'a'.repeat(32)}"}`;
     writeFileSync(events, `${before}${JSON.stringify(forged)}\n${wrongMac}\n`);
     try {
       const store = new TaskStore(root);
