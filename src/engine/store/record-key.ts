@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync, constants } from 'node:fs';
-import { userInfo } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import * as path from 'node:path';
 
 /*
@@ -20,8 +20,17 @@ let keyPath: string | undefined;
 
 /** `~/.local/state/caesar/record.key` of the account running this process (asked once: it reads the user database). */
 export function recordKeyPath(): string {
-  keyPath ??= path.join(userInfo().homedir, '.local', 'state', 'caesar', 'record.key');
+  keyPath ??= path.join(accountHome(), '.local', 'state', 'caesar', 'record.key');
   return keyPath;
+}
+
+/** The account's home from the user database; a uid without an entry there (some containers) falls back to $HOME. */
+function accountHome(): string {
+  try {
+    return userInfo().homedir;
+  } catch {
+    return homedir();
+  }
 }
 
 /** The key, created once (0600, exclusively: two first processes agree on one), then read from memory. */
