@@ -9,6 +9,7 @@
  * cost no longer grows with the machine's slowness. Latency = the time a follower parsed an event minus the
  * writer's timestamp in it (`at`, millisecond resolution).
  */
+import { bindingOf, sealEventLine, type RecordBinding } from '../src/engine/store/record-seal';
 import { fork } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readEventLine, taskPaths } from '../src/protocol';
@@ -21,11 +22,13 @@ const RATE = Number(process.env.BENCH_FOLLOW_RATE ?? 50_000);
 const TICK_MS = 5;
 const POLL_MS = 200;
 
-function line(id: string, seq: number): string {
+/** A line as Caesar's EventsWriter writes it: sealed (record-seal.ts), so the writer pays the HMAC as the real one does. */
+function line(binding: RecordBinding, seq: number): string {
   const at = new Date().toISOString();
+  const id = binding.taskId;
   return seq % 3 === 0
-    ? `${JSON.stringify({ protocol: 'caesar.event/v1', seq, at, task_id: id, type: 'tool_use', tool: 'bash', id: `c${seq}`, input_summary: `npm test -- --grep case${seq}`, status: 'started' })}\n`
-    : `${JSON.stringify({ protocol: 'caesar.event/v1', seq, at, task_id: id, type: 'message', text: `step ${seq}: ${'lorem ipsum '.repeat(4)}` })}\n`;
+    ? `${sealEventLine(binding, JSON.stringify({ protocol: 'caesar.event/v1', seq, at, task_id: id, type: 'tool_use', tool: 'bash', id: `c${seq}`, input_summary: `npm test -- --grep case${seq}`, status: 'started' }))}\n`
+    : `${sealEventLine(binding, JSON.stringify({ protocol: 'caesar.event/v1', seq, at, task_id: id, type: 'message', text: `step ${seq}: ${'lorem ipsum '.repeat(4)}` }))}\n`;
 }
 
 interface FollowerReport {
@@ -115,6 +118,7 @@ export async function benchFollow(): Promise<Record<string, number | string>> {
   const paths = taskPaths(root, id);
   mkdirSync(paths.dir, { recursive: true });
   writeFileSync(paths.events, '');
+  const binding = bindingOf(root, id);
   const loadBefore = loadNote();
   try {
     const ours = startFollower('ours', root, id);
@@ -127,7 +131,7 @@ export async function benchFollow(): Promise<Record<string, number | string>> {
       const tick = () => {
         const due = Math.min(EVENTS, Math.floor(((Date.now() - started) / 1000) * RATE));
         let chunk = '';
-        while (written < due) chunk += line(id, written++);
+        while (written < due) chunk += line(binding, written++);
         if (chunk) appendFileSync(paths.events, chunk);
         if (written < EVENTS) setTimeout(tick, TICK_MS);
         else resolve();

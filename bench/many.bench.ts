@@ -9,6 +9,7 @@
  * Floor: none that means anything for latency; the writer's own duration is printed beside the nominal one, and
  * the CPU is printed as a share of one core. Not covered: the extension host's UI work (tree, timeline) on top.
  */
+import { bindingOf, sealEventLine } from '../src/engine/store/record-seal';
 import { fork } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { taskPaths } from '../src/protocol';
@@ -28,11 +29,13 @@ interface ObserverReport {
   heap_mib: number[];
 }
 
-function eventLine(id: string, seq: number): string {
+/** A line as Caesar's EventsWriter writes it: sealed for the task under its root (record-seal.ts). */
+function eventLine(root: string, id: string, seq: number): string {
   const at = new Date().toISOString();
+  const binding = bindingOf(root, id);
   return seq % 3 === 0
-    ? `${JSON.stringify({ protocol: 'caesar.event/v1', seq, at, task_id: id, type: 'tool_use', tool: 'bash', id: `c${seq}`, input_summary: `npm test -- --grep case${seq}`, status: 'started' })}\n`
-    : `${JSON.stringify({ protocol: 'caesar.event/v1', seq, at, task_id: id, type: 'message', text: `step ${seq}: ${'lorem ipsum '.repeat(4)}` })}\n`;
+    ? `${sealEventLine(binding, JSON.stringify({ protocol: 'caesar.event/v1', seq, at, task_id: id, type: 'tool_use', tool: 'bash', id: `c${seq}`, input_summary: `npm test -- --grep case${seq}`, status: 'started' }))}\n`
+    : `${sealEventLine(binding, JSON.stringify({ protocol: 'caesar.event/v1', seq, at, task_id: id, type: 'message', text: `step ${seq}: ${'lorem ipsum '.repeat(4)}` }))}\n`;
 }
 
 /** In the observer process: follow every task until `total` events in all, sampling memory each second. */
@@ -102,7 +105,7 @@ async function runOnce(ratePerTask: number, seconds: number): Promise<Record<str
       const due = Math.min(perTask, Math.floor(((Date.now() - started) / 1000) * ratePerTask));
       ids.forEach((id, i) => {
         let chunk = '';
-        while (written[i]! < due) chunk += eventLine(id, written[i]!++);
+        while (written[i]! < due) chunk += eventLine(root, id, written[i]!++);
         if (chunk) appendFileSync(taskPaths(root, id).events, chunk);
       });
       if (written.some((w) => w < perTask)) setTimeout(tick, TICK_MS);

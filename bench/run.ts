@@ -10,6 +10,7 @@ import { benchMany } from './many.bench';
 import { benchNewFiles } from './newfiles.bench';
 import { benchOverlap } from './overlap.bench';
 import { benchReconcile } from './reconcile.bench';
+import { benchRecordSeal } from './record-seal.bench';
 import { benchSandbox } from './sandbox.bench';
 import { benchSlurm } from './slurm.bench';
 import { benchTask } from './task.bench';
@@ -18,6 +19,7 @@ import { benchTranslate } from './translate.bench';
 
 const BENCHES: Array<[string, string, () => Promise<Record<string, number | string>>]> = [
   ['follow', 'follow a 100k-event task (ours: byte-offset tail; baseline: 200 ms whole-file polling), one process each', benchFollow],
+  ['seal', 'sealing events.jsonl: 100k events written and read with and without the per-line HMAC-SHA256 (floor: JSON.stringify / readEventLine alone)', benchRecordSeal],
   ['many', '16 tasks written at once, one observer: latency (16 × 1,000 events/s × 5 s) and soak (16 × 200 events/s × BENCH_SOAK_SECONDS, default 60)', benchMany],
   ['mailbox', 'expire 10,000 pending questions at a task\'s end (QuestionsRelay.expireUnanswered; before issue 23: 2,000 not done after 300 s)', benchMailbox],
   ['reconcile', 'reconcile 1,000 changed files (floor: one `git diff <base>` alone)', benchReconcile],

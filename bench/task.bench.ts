@@ -7,6 +7,7 @@
  * `BENCH_REFERENCE_CLI`, the reference implementation runs the same cases in the same rounds (see referenceCli).
  * Not covered: our task keeps its worktree for review (removed untimed after each run), the floor removes it.
  */
+import { bindingOf, sealDocument } from '../src/engine/store/record-seal';
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -370,7 +371,7 @@ async function startupFigures(cli: string, repo: string, env: NodeJS.ProcessEnv,
     const id = `t_${i.toString(16).padStart(32, '0')}`;
     mkdirSync(path.join(tasks, id), { recursive: true });
     const state = { id, status: 'succeeded', agent: 'sleeper', objective: `task ${i}`, mode: 'write', isolation: 'worktree', network: true, timeout_ms: 600000, depth: 0, created_at: createdAt, ended_at: createdAt, root: many, workspace: many, excluded_paths: [] };
-    writeFileSync(path.join(tasks, id, 'state.json'), JSON.stringify(state));
+    writeFileSync(path.join(tasks, id, 'state.json'), JSON.stringify(sealDocument('state', bindingOf(many, id), state)));
     writeFileSync(path.join(tasks, id, 'events.jsonl'), '');
   }
   const m = await interleave(

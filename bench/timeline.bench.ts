@@ -8,6 +8,7 @@
  * What it does not cover: the webview side (rendering, the channel). bench/timeline-editor.mjs measures the first
  * screen and a jump in the real editor (code-server + Chromium) when the editor cache is present.
  */
+import { bindingOfTaskFile, sealEventLine } from '../src/engine/store/record-seal';
 import { spawnSync } from 'node:child_process';
 import { statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -23,8 +24,10 @@ export function writeEventsFile(file: string, count: number): void {
   const base = Date.parse('2026-12-01T10:00:00.000Z');
   const chunks: string[] = [];
   let chunk = '';
+  // Sealed as Caesar's EventsWriter seals them, for the task the file's place names (record-seal.ts).
+  const binding = bindingOfTaskFile(file);
   const line = (seq: number, body: Record<string, unknown>) =>
-    `${JSON.stringify({ protocol: 'caesar.event/v1', seq, at: new Date(base + seq * 10).toISOString(), task_id: 'bench', ...body })}\n`;
+    `${sealEventLine(binding, JSON.stringify({ protocol: 'caesar.event/v1', seq, at: new Date(base + seq * 10).toISOString(), task_id: binding.taskId, ...body }))}\n`;
   for (let seq = 0; seq < count - 1; seq++) {
     const kind = seq % 4;
     if (kind === 0) chunk += line(seq, { type: 'tool_use', tool: 'read', input_summary: `src/file-${seq}.ts`, status: 'started', id: `c${seq}` });

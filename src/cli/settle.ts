@@ -44,7 +44,8 @@ export function waitUntilSettled(
           if (!summary) return finish(undefined, new Error(`Task "${id}" disappeared (its directory was removed).`));
           last = summary;
           onUpdate?.(summary);
-          if (!isActive(summary.observed)) return finish(summary);
+          // An unverified state.json is nobody's word that the task ended: keep waiting for Caesar's own.
+          if (!isActive(summary.observed) && summary.observed !== 'unverified') return finish(summary);
         } while (again && !done);
       } catch {
         // state.json unreadable for a moment (a torn write by a non-atomic writer): the next change re-checks.

@@ -10,7 +10,8 @@ import { IsolationSchema, ModeSchema } from './task';
  */
 export const TaskStatusSchema = z.enum(['pending', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out']);
 export type TaskStatus = z.infer<typeof TaskStatusSchema>;
-export type ObservedStatus = TaskStatus | 'lost' | 'queued';
+/** `unverified`: state.json does not carry Caesar's seal (record-seal.ts); its status is nobody's word. */
+export type ObservedStatus = TaskStatus | 'lost' | 'queued' | 'unverified';
 export const ACTIVE_STATUSES: readonly TaskStatus[] = ['pending', 'running'];
 
 export const ReportSourceSchema = z.enum(['channel', 'schema', 'file', 'extracted', 'synthesized']);

@@ -2,6 +2,7 @@
  * Helpers for the follow/review/control CLI tests: real temp git repos, task directories laid out as the supervisor
  * writes them (contracts.md), and a captured CliIo for runCli in-process.
  */
+import { bindingOf, sealDocument, sealEventLine } from '../../src/engine/store/record-seal';
 import { randomBytes } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,7 +59,7 @@ export function writeState(root: string, state: TaskState): void {
   mkdirSync(paths.dir, { recursive: true });
   // Atomically, as the supervisor does: readers in other processes never see half a file.
   const temp = `${paths.state}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(state, null, 2));
+  writeFileSync(temp, JSON.stringify(sealDocument('state', bindingOf(root, state.id), state), null, 2)); // sealed, as Caesar's writer
   renameSync(temp, paths.state);
 }
 
@@ -107,7 +108,8 @@ export function event(taskId: string, fields: Record<string, unknown>, at = new 
 }
 
 export function appendEvents(root: string, taskId: string, ...events: Array<Record<string, unknown>>): void {
-  appendFileSync(taskPaths(root, taskId).events, events.map((e) => `${JSON.stringify(e)}\n`).join(''));
+  // Sealed as Caesar's EventsWriter seals them (record-seal.ts): followers show only those. appendRaw writes as is.
+  appendFileSync(taskPaths(root, taskId).events, events.map((e) => `${sealEventLine(bindingOf(root, taskId), JSON.stringify(e))}\n`).join(''));
 }
 
 export function appendRaw(root: string, taskId: string, text: string): void {

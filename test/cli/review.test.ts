@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { bindingOf, sealDocument } from '../../src/engine/store/record-seal';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
@@ -95,13 +96,13 @@ describe('caesar diff', () => {
     const task = makeTask(repo, { status: 'succeeded', isolation: 'inplace' });
     writeFileSync(
       taskPaths(repo, task.id).result,
-      JSON.stringify({
+      JSON.stringify(sealDocument('result', bindingOf(repo, task.id), {
         report: { protocol: 'caesar.report/v1', status: 'success', summary: 'edited' },
         report_source: 'file',
         changes_verified_by: 'git',
         agent_report_valid: true,
         diff: { files: [{ path: 'src/app.txt', action: 'modified', additions: 1, deletions: 0, binary: false }], is_empty: false },
-      }),
+      })),
     );
     const r = await cli(repo, ['diff', task.id]);
     assert.equal(r.code, 0);

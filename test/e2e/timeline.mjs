@@ -6,6 +6,7 @@
 // Called by test/e2e/scenario.mjs (the UI scenario) with code-server running and the workbench open.
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { sealDocument, sealEventLine } from '../extension/fixtures/seal.mjs';
 
 export const XSS_PAYLOADS = [
   '<img src=x onerror=alert(1)>',
@@ -26,12 +27,13 @@ export const XSS_PAYLOADS = [
 function writeTask(root, id, state, eventLines, result) {
   const dir = path.join(root, '.caesar', 'tasks', id);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'events.jsonl'), eventLines.length ? `${eventLines.join('\n')}\n` : '');
-  if (result) writeFileSync(path.join(dir, 'result.json'), JSON.stringify(result));
-  writeFileSync(path.join(dir, 'state.json'), JSON.stringify({
+  // Sealed as Caesar's writers seal them: the editor shows only records that verify (docs/reliability.md).
+  writeFileSync(path.join(dir, 'events.jsonl'), eventLines.length ? `${eventLines.map((l) => sealEventLine(root, id, l)).join('\n')}\n` : '');
+  if (result) writeFileSync(path.join(dir, 'result.json'), JSON.stringify(sealDocument('result', root, id, result)));
+  writeFileSync(path.join(dir, 'state.json'), JSON.stringify(sealDocument('state', root, id, {
     id, mode: 'write', isolation: 'inplace', network: false, timeout_ms: 600_000, depth: 0, root, workspace: root, excluded_paths: [],
     created_at: new Date().toISOString(), ...state,
-  }));
+  })));
   return dir;
 }
 
@@ -154,22 +156,22 @@ export async function runTimelineXssProof(page, { workspace, log, shot }) {
   // Live, after the listeners are in: more payload events, then the end with a report full of payloads.
   const more = hostileEvents(id, XSS_PAYLOADS.map((p) => `live ${p}`), hostile.next());
   const finished = more.line({ type: 'finished', status: 'partial', summary: `summary ${XSS_PAYLOADS[3]}` });
-  appendFileSync(path.join(dir, 'events.jsonl'), `${[...more.lines, finished].join('\n')}\n`);
+  appendFileSync(path.join(dir, 'events.jsonl'), `${[...more.lines, finished].map((l) => sealEventLine(workspace, id, l)).join('\n')}\n`);
   const report = {
     protocol: 'caesar.report/v1', task_id: id, status: 'partial', summary: `report ${XSS_PAYLOADS[0]}`, details: `details ${XSS_PAYLOADS.join(' ')}`,
     changes: [], commands_run: [], questions: [], artifacts: [],
     findings: XSS_PAYLOADS.map((p, i) => ({ severity: 'high', title: `finding${i} ${p}`, file: `src/f${i}${p}.ts`, line: 1, detail: `detail${i} ${p}` })),
     next_steps: XSS_PAYLOADS.map((p, i) => `step${i} ${p}`),
   };
-  writeFileSync(path.join(dir, 'result.json'), JSON.stringify({
+  writeFileSync(path.join(dir, 'result.json'), JSON.stringify(sealDocument('result', workspace, id, {
     report, report_source: 'file', changes_verified_by: 'git', agent_report_valid: true,
     diff: { is_empty: false, files: XSS_PAYLOADS.map((p, i) => ({ path: `src/changed${i}${p}.ts`, action: 'modified', additions: 1, deletions: 0, binary: false })) },
-  }));
-  writeFileSync(path.join(dir, 'state.json'), JSON.stringify({
+  })));
+  writeFileSync(path.join(dir, 'state.json'), JSON.stringify(sealDocument('state', workspace, id, {
     id, mode: 'write', isolation: 'inplace', network: false, timeout_ms: 600_000, depth: 0, root: workspace, workspace, excluded_paths: [],
     created_at: new Date().toISOString(), agent: `agent${XSS_PAYLOADS[4]}`, objective, status: 'failed', error: `error ${XSS_PAYLOADS[5]}`,
     started_at: new Date().toISOString(), ended_at: new Date().toISOString(),
-  }));
+  })));
   await frame.locator('.report .report-summary').waitFor({ timeout: 60_000 });
   await frame.locator('.row .label', { hasText: 'Finished: partial' }).waitFor({ timeout: 60_000 });
 
@@ -217,7 +219,7 @@ function writeBigTask(workspace, id, objective, count) {
   const base = Date.now() - count * 10;
   const chunks = [];
   let chunk = '';
-  const line = (seq, body) => `${JSON.stringify({ protocol: 'caesar.event/v1', seq, at: new Date(base + seq * 10).toISOString(), task_id: id, ...body })}\n`;
+  const line = (seq, body) => `${sealEventLine(workspace, id, JSON.stringify({ protocol: 'caesar.event/v1', seq, at: new Date(base + seq * 10).toISOString(), task_id: id, ...body }))}\n`;
   let rows = 1; // the finished row
   for (let seq = 0; seq < count - 1; seq++) {
     const kind = seq % 4;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { writeSealedJson } from '../../src/engine/store/record-seal';
 import { promises as fs } from 'node:fs';
 import { writeJsonAtomic } from '../../src/base/atomic';
 import { initialState } from '../../src/engine/launch/delegate';
@@ -37,6 +38,6 @@ export async function makeTaskDir(over: Partial<Task> = {}): Promise<{ root: str
   });
   await writeJsonAtomic(paths.task, task);
   const launch = parseLaunchSpec({ id, root, workspace: root, agent: 'codex', objective: task.objective, mode: 'write', isolation: 'inplace', network: true, timeout_ms: task.deadline_ms, created_at: task.created_at });
-  await writeJsonAtomic(paths.state, { ...initialState(launch), status: 'running', started_at: task.created_at, phase: undefined });
+  await writeSealedJson(paths.state, 'state', { ...initialState(launch), status: 'running', started_at: task.created_at, phase: undefined });
   return { root, id, dir: paths.dir };
 }

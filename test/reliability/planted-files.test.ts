@@ -26,6 +26,7 @@ import { layDownFiles } from '../../src/engine/run/lay-down';
 import { runAgentProcess } from '../../src/engine/process/spawn';
 import { WriteFault } from '../../src/engine/process/write-fault';
 import { readJsonFile } from '../../src/engine/store/atomic';
+import { bindingOf, sealDocument } from '../../src/engine/store/record-seal';
 import { ACTIVE_STATUSES, TaskStateSchema, taskPaths } from '../../src/protocol';
 import { buildCli, makeRepo, pidAlive, waitFor } from '../engine/runtime/helpers';
 import { startHostile } from './helpers';
@@ -240,10 +241,11 @@ describe('reliability: events.jsonl, raw.log and gc never write through what was
       const paths = taskPaths(root, id);
       mkdirSync(paths.dir, { recursive: true });
       const dead = spawnSync(process.execPath, ['-e', '']).pid;
-      writeFileSync(paths.state, JSON.stringify(TaskStateSchema.parse({
+      // Sealed, as delegate() and the supervisor write it: gc concludes only a task whose state is Caesar's.
+      writeFileSync(paths.state, JSON.stringify(sealDocument('state', bindingOf(root, id), TaskStateSchema.parse({
         id, status: 'running', agent: 'demo', objective: 'x', mode: 'write', isolation: 'inplace', network: false, timeout_ms: 60_000,
         depth: 0, created_at: new Date(0).toISOString(), root, workspace: root, supervisor_pid: dead,
-      })));
+      }))));
       const outside = outsideFile();
       if (planted === 'a FIFO') execFileSync('mkfifo', [paths.events]);
       else symlinkSync(outside, paths.events);

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { checksSuffix, readEventsText, taskPaths, type ProtocolEvent } from '../../protocol';
-import { isActive, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/tasks';
+import { checksSuffix, taskPaths, type ProtocolEvent } from '../../protocol';
+import { UnsealedEventError, bindingOf, isActive, readSealedEventLine, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/tasks';
 import type { IDisposable as Disposable } from '../../base/disposable';
 import type { ObservedStatus } from '../../protocol';
 import { TaskStatusSchema } from '../../protocol';
@@ -15,7 +15,7 @@ import { waitUntilSettled } from '../settle';
 import { overlapLines, overlapsJson, overlapsOf } from '../overlap-lines';
 import { runWatch, type WatchOptions } from '../watch';
 
-const OBSERVED_STATUSES: readonly ObservedStatus[] = [...TaskStatusSchema.options, 'lost', 'queued'];
+const OBSERVED_STATUSES: readonly ObservedStatus[] = [...TaskStatusSchema.options, 'lost', 'queued', 'unverified'];
 /** What `ps` shows and filters on: the task's status, or what the user did with its work once they applied or discarded it. */
 const REVIEW_OUTCOMES: readonly ReviewOutcome[] = ['applied', 'discarded'];
 const SHOWN_STATUSES: readonly string[] = [...OBSERVED_STATUSES, ...REVIEW_OUTCOMES];
@@ -82,6 +82,8 @@ async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promi
     ...shown.map((t) => psRow(t, now, style)),
   ];
   io.out([...table(rows), ...overlapLines(shown, overlaps, style)].join('\n'));
+  // Records that are not Caesar's are said to be so, never passed off as the truth (record-seal.ts).
+  for (const t of shown) for (const why of t.unverified) io.err(`caesar: ${shortId(t.id)}: ${termSafe(why)}`);
 }
 
 function createdAt(t: TaskSummary): number {
@@ -122,6 +124,7 @@ export function colourStatus(status: ObservedStatus, style: Style): string {
     case 'failed':
     case 'lost':
     case 'timed_out':
+    case 'unverified':
       return style.red(status);
     case 'cancelled':
       return style.yellow(status);
@@ -137,6 +140,7 @@ function psJson(t: TaskSummary, now: number) {
     role: t.state.role ?? null,
     status: t.observed,
     recorded_status: t.state.status,
+    unverified: t.unverified,
     report_status: reportStatus(t) ?? null,
     checks: t.state.checks ?? null,
     review: reviewOutcome(t) ?? null,
@@ -175,10 +179,17 @@ async function logs(io: CliIo, id: string, opts: LogsOptions): Promise<void> {
       return;
     }
     const text = await readTaskFile(paths.events, store.tasksDir);
-    for (const entry of readEventsText(text)) {
-      if (entry.ok) print(entry.event);
-      else io.err(`caesar: events.jsonl line ${entry.line} is unreadable: ${termSafe(entry.error)}`);
-    }
+    const binding = bindingOf(store.root, id);
+    text.split('\n').forEach((line, i) => {
+      if (!line.trim()) return;
+      try {
+        print(readSealedEventLine(binding, line));
+      } catch (err) {
+        // A line Caesar did not write is never shown as an event (record-seal.ts): it is reported as what it is.
+        const what = err instanceof UnsealedEventError ? 'is not shown, it is not Caesar\'s' : 'is unreadable';
+        io.err(`caesar: events.jsonl line ${i + 1} ${what}: ${termSafe((err as Error).message)}`);
+      }
+    });
     return;
   }
   await followUntilSettled(io, store, id, opts.raw ? paths.rawLog : paths.events, (onProgress) =>

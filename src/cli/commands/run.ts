@@ -282,6 +282,8 @@ async function printOutcome(
 ): Promise<void> {
   const result = settled.result;
   const status = settled.observed;
+  // A record Caesar did not write is left out of the outcome (record-seal.ts); say which, and why.
+  for (const why of settled.unverified) io.err(`caesar: ${termSafe(why)}`);
   const checksFailed = (settled.state.checks?.failed ?? 0) > 0;
   const succeeded = status === 'succeeded' && result?.report.status === 'success' && !checksFailed;
   if (opts.json) {

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { isSafeId, taskPaths, type AppliedDoc } from '../../protocol';
 import { applyStateDir, tryAcquireApplyLock } from './apply-lock';
+import { sealedJsonText } from '../store/record-seal';
 
 /**
  * Apply as a transaction (issue 23). `git apply` writes file after file; killed (or out of disk space) half-way it
@@ -149,7 +150,7 @@ export class ApplyJournal {
 
   /** Step 5: applied.json, then the journal goes. */
   async commit(): Promise<void> {
-    await writeDurable(recordFile(this.doc), `${JSON.stringify(this.doc.record, null, 2)}\n`);
+    await writeDurable(recordFile(this.doc), sealedJsonText(recordFile(this.doc), 'applied', this.doc.record));
     testCrashPoint('recorded');
     await this.remove();
   }

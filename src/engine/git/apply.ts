@@ -4,6 +4,7 @@ import { realpath } from 'node:fs/promises';
 import * as path from 'node:path';
 import { taskPaths } from '../../protocol';
 import { readJsonFile } from '../store/atomic';
+import { unverifiedTaskRecords } from '../store/sealed-read';
 import { writeJsonAtomic } from '../../base/atomic';
 import { gitText, gitToplevel, runGit } from './git';
 import { worktreeDiff, type DiffResult } from './reconcile';
@@ -47,7 +48,9 @@ export type ApplyFailure =
   /** An interrupted apply could not be finished or rolled back yet; its journal stays. */
   | 'interrupted'
   /** The shared git dir changed during the task (result.json's repository_changes) and the user has not accepted it. */
-  | 'repository_changed';
+  | 'repository_changed'
+  /** state.json, result.json or applied.json is not Caesar's record (record-seal.ts): nothing is applied on its word. */
+  | 'unverified_records';
 
 export interface ApplyOutcome {
   applied: boolean;
@@ -89,6 +92,10 @@ export function isTaskActive(state: Pick<TaskState, 'status' | 'supervisor_pid'>
  */
 export async function applyTask(options: { root: string; state: TaskState; files?: string[]; acceptRepositoryChanges?: boolean }): Promise<ApplyOutcome> {
   const { root, state } = options;
+  const unverified = await unverifiedTaskRecords(root, state.id);
+  if (unverified.length) {
+    return { applied: false, reason: 'unverified_records', files: [], conflicts: [], message: `Nothing was applied: the records of task ${state.id} are not Caesar's, so what they say cannot be trusted. ${unverified.join('; ')}.` };
+  }
   if (!state.worktree || !state.base_ref) {
     return { applied: false, reason: 'no_worktree', files: [], conflicts: [], message: `Task ${state.id} did not run in a worktree: its changes are already in the workspace; there is nothing to apply.` };
   }

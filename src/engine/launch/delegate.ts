@@ -2,7 +2,8 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { CAESAR_DIR, assertSafeId, newTaskId, taskPaths, tasksDir } from '../../protocol';
 import { resolveAdapter } from '../../agents/registry';
-import { createExclusive, writeJsonAtomic } from '../../base/atomic';
+import { createExclusive } from '../../base/atomic';
+import { writeSealedJson } from '../store/record-seal';
 import { writeLaunchSpec } from '../store/launch-spec';
 import { submitSupervisorJob } from './slurm-launcher';
 import { locateSupervisor, spawnSupervisor, supervisorEnv, takeStandby } from './supervisor-process';
@@ -60,7 +61,7 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new TaskExistsError(`Task "${id}" already exists (${paths.dir}).`);
     throw err;
   }
-  await writeJsonAtomic(paths.state, initialState(spec));
+  await writeSealedJson(paths.state, 'state', initialState(spec));
   await writeLaunchSpec(spec.root, LaunchSpecSchema.parse(spec));
   if (spec.launcher.kind === 'slurm') {
     try {
@@ -69,7 +70,7 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
     } catch (err) {
       // No job exists, so this is still the only writer of state.json: record why the task cannot run.
       const error = (err as Error).message;
-      await writeJsonAtomic(paths.state, { ...initialState(spec), status: 'failed', ended_at: new Date().toISOString(), error, phase: undefined });
+      await writeSealedJson(paths.state, 'state', { ...initialState(spec), status: 'failed', ended_at: new Date().toISOString(), error, phase: undefined });
       throw err;
     }
   }
@@ -77,7 +78,7 @@ export async function delegate(input: DelegateInput, options: DelegateOptions = 
   if (supervisorPid === undefined) {
     // No supervisor exists, so this is still the only writer of state.json: record why the task cannot run.
     const error = `Could not start the task's supervisor (${process.execPath} ${supervisorScript}); see ${paths.supervisorLog}.`;
-    await writeJsonAtomic(paths.state, { ...initialState(spec), status: 'failed', ended_at: new Date().toISOString(), error, phase: undefined });
+    await writeSealedJson(paths.state, 'state', { ...initialState(spec), status: 'failed', ended_at: new Date().toISOString(), error, phase: undefined });
     throw new Error(error);
   }
   return { id, taskDir: paths.dir, ...(supervisorPid ? { supervisorPid } : {}) };

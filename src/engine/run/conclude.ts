@@ -2,7 +2,7 @@ import { closeSync, fstatSync, promises as fs, readSync, writeSync } from 'node:
 import * as path from 'node:path';
 import { taskPaths } from '../../protocol';
 import { isPidAlive } from '../../base/process';
-import { readJsonFile } from '../store/atomic';
+import { readVerifiedJsonFile } from '../store/sealed-read';
 import { createExclusive } from '../../base/atomic';
 import { openRegularFileForWriting } from '../../base/safe-write';
 import { EventsWriter } from './events-writer';
@@ -60,7 +60,8 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
   const lock = path.join(paths.dir, LOCK);
   if (!(await createExclusive(lock, `${JSON.stringify({ pid: process.pid, at: new Date().toISOString() })}\n`))) return undefined;
   try {
-    const state = await readJsonFile(paths.state, TaskStateSchema);
+    // A state.json Caesar did not write is never concluded: that would seal someone else's word as Caesar's.
+    const state = await readVerifiedJsonFile(paths.state, 'state', TaskStateSchema).catch(() => undefined);
     if (!state || !ACTIVE_STATUSES.includes(state.status)) return undefined;
     if (state.supervisor_pid !== undefined && isPidAlive(state.supervisor_pid)) return undefined;
     const agentStopped = await stopOrphanedAgent(state);

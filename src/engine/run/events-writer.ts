@@ -4,12 +4,14 @@ import { DOCUMENT_IDS, EventSchema, formatIssues, type EventDraft, type Protocol
 import { tempNameBeside } from '../../base/atomic';
 import { openRegularFileForWriting } from '../../base/safe-write';
 import type { WriteFault } from '../process/write-fault';
+import { bindingOfTaskFile, sealEventLine, type RecordBinding } from '../store/record-seal';
 
 type FinishedDraft = Extract<EventDraft, { type: 'finished' }>;
 
 /**
  * The one writer of a task's events.jsonl (DESIGN.md principle 2). It stamps protocol, seq (unique, from 0), at and
- * task_id, validates every event, and guarantees the log ends with exactly one `finished` event: drafts of type
+ * task_id, validates every event, seals every line (record-seal.ts: readers ignore a line Caesar did not write), and
+ * guarantees the log ends with exactly one `finished` event: drafts of type
  * `finished` coming from a translator (the CLI's own "turn completed") are held back and handed to the supervisor,
  * which writes the single closing event itself with finish().
  *
@@ -41,6 +43,8 @@ export class EventsWriter {
   private identity: { dev: number; ino: number } | undefined;
   /** When the name was last checked (an lstat): at most every NAME_CHECK_MS, and always before the closing event. */
   private nameCheckedAt = 0;
+  /** What every line's seal is bound to: this task under its root (record-seal.ts). */
+  private readonly binding: RecordBinding;
 
   constructor(
     private readonly file: string,
@@ -52,6 +56,7 @@ export class EventsWriter {
     private readonly nameCheckMs = NAME_CHECK_MS,
   ) {
     this.seq = firstSeq;
+    this.binding = { ...bindingOfTaskFile(file), taskId };
   }
 
   /** Number of events written so far (also the next seq). */
@@ -136,7 +141,7 @@ export class EventsWriter {
   /** True when every byte reached the file. */
   private write(events: ProtocolEvent[], checkName = false): boolean {
     if (!events.length) return true;
-    const text = events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+    const text = events.map((e) => sealEventLine(this.binding, JSON.stringify(e))).join('\n') + '\n';
     const buffer = Buffer.from(text, 'utf8');
     try {
       if (this.fd === undefined) {

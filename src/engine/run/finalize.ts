@@ -1,5 +1,5 @@
 import { parseReport, type Report, type Usage } from '../../protocol';
-import { writeJsonAtomic } from '../../base/atomic';
+import { writeSealedJson } from '../store/record-seal';
 import type { DiffResult } from '../git/reconcile';
 import { checkPassed, type CheckResult, type ResultDoc } from '../../protocol';
 import type { ReportSource, TaskState, TaskStatus } from '../../protocol';
@@ -57,7 +57,7 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
   // A phase label still being written (phase() does not wait for it) lands first: after result.json a reader sees
   // only the final state change, never a stale "computing the diff" once the conclusion is out.
   await writers.state.settled();
-  await writeJsonAtomic(writers.resultFile, capResultLists(result));
+  await writeSealedJson(writers.resultFile, 'result', capResultLists(result));
   // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.
   const endedAt = new Date().toISOString();
   await writers.release();

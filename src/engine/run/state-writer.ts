@@ -1,8 +1,8 @@
-import { writeJsonAtomic } from '../../base/atomic';
+import { writeSealedJson } from '../store/record-seal';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
 
 /**
- * state.json's single writer: patches merge into the in-memory state and are written atomically, one at a time in
+ * state.json's single writer (sealed: record-seal.ts): patches merge into the in-memory state and are written atomically, one at a time in
  * call order (an update never overtakes an earlier one). A key patched to `undefined` is removed. Once it has written
  * a final status, later patches are ignored: a step that outlived the task's conclusion (a hung git the after-run
  * watchdog gave up on) can never reopen or rewrite a finished task.
@@ -21,7 +21,7 @@ export class StateWriter {
       const merged: Record<string, unknown> = { ...this.current, ...patch };
       for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key];
       this.current = TaskStateSchema.parse(merged);
-      await writeJsonAtomic(this.file, this.current);
+      await writeSealedJson(this.file, 'state', this.current);
       this.concluded = !ACTIVE_STATUSES.includes(this.current.status);
       return this.current;
     });

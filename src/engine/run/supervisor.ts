@@ -15,7 +15,7 @@ import {
 import { resolveAdapter } from '../../agents/registry';
 import type { AgentAdapter, SpawnPlan, TranslationSummary, Translator } from '../../agents/types';
 import { ToolPairing } from '../../agents/stream';
-import { readJsonFile } from '../store/atomic';
+import { readVerifiedJsonFile } from '../store/sealed-read';
 import { writeFileAtomic, writeJsonAtomic } from '../../base/atomic';
 import { CancelWatch } from '../process/cancel-watch';
 import { channelCoordinates, channelLauncher } from './channel-launcher';
@@ -63,7 +63,8 @@ export async function superviseTask(taskDir: string, options: SuperviseOptions =
   const { root, id } = parseTaskDir(taskDir);
   const paths = taskPaths(root, id);
   const log = options.log ?? ((message: string) => process.stderr.write(`[${new Date().toISOString()}] ${message}\n`));
-  const initial = await readJsonFile(paths.state, TaskStateSchema);
+  // Only a task Caesar's delegate() recorded is run: a planted or copied-in state.json is refused (record-seal.ts).
+  const initial = await readVerifiedJsonFile(paths.state, 'state', TaskStateSchema);
   if (!initial) throw new Error(`No state.json in ${paths.dir}: not a task created by delegate().`);
   if (!ACTIVE_STATUSES.includes(initial.status) || (initial.supervisor_pid !== undefined && initial.supervisor_pid !== process.pid)) {
     throw new Error(`Task ${id} is already ${initial.status === 'pending' || initial.status === 'running' ? 'supervised' : initial.status}; nothing to do.`);

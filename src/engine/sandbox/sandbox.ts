@@ -13,6 +13,7 @@ import { agentStatePaths } from './agent-dirs';
 import { openBridge, type OpenBridge } from './network-bridge';
 import type { LoopbackEndpoint } from './network';
 import { preparePrivateObjects } from './private-objects';
+import { recordKey, recordKeyPath } from '../store/record-key';
 
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
 export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
@@ -124,7 +125,8 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
         env: request.env,
         command: request.plan.command,
         args: request.plan.args,
-        hide: absolutePaths(request.settings?.hide, request.env),
+        // The folder of Caesar's record key: an agent that could read it could seal records as Caesar (record-seal.ts).
+        hide: [...absolutePaths(request.settings?.hide, request.env), recordKeyFolder()],
         readWrite: absolutePaths(request.settings?.read_write, request.env),
       },
       entries,
@@ -186,4 +188,10 @@ function absolutePaths(paths: string[] | undefined, env: NodeJS.ProcessEnv): str
     .map((p) => (p === '~' || p.startsWith('~/') ? (home ? path.join(home, p.slice(1)) : '') : p))
     .filter((p) => path.isAbsolute(p))
     .map((p) => path.resolve(p));
+}
+
+/** The record key's folder, the key made first if need be: a folder that exists is one the sandbox can hide. */
+function recordKeyFolder(): string {
+  recordKey();
+  return path.dirname(recordKeyPath());
 }

@@ -7,7 +7,6 @@ import {
   QuestionFileSchema,
   TaskSchema,
   isSafeId,
-  readEventLine,
   TASK_FILES,
   taskPaths,
   tasksDir,
@@ -16,7 +15,10 @@ import {
   type Task,
 } from '../../protocol';
 import { readJsonFile } from './atomic';
-import { UnsafeFileError, listFolder, openRegularFileWithStats, readRegularFileBounded, type SafeReadOptions } from '../../base/safe-read';
+import { listFolder, readRegularFileBounded } from '../../base/safe-read';
+import { bindingOf, type RecordKind } from './record-seal';
+import { readSealedJsonFile } from './sealed-read';
+import { NO_EVENTS, readLastSealedEvent, readSealedEventLine, readSealedEventsText, type SealedEventsRead } from './sealed-events';
 import { combineDisposables, toDisposable, type IDisposable as Disposable } from '../../base/disposable';
 import { Debouncer } from '../../base/event';
 import { QUESTIONS_CLOSED_FILE } from '../../protocol';
@@ -41,6 +43,22 @@ export interface TaskSummary {
   discarded?: DiscardedDoc;
   /** The job system's side of a task run as a job (`[launcher] kind = "slurm"`): its id and, while active, its state. */
   job?: JobView;
+  /**
+   * Caesar's records of this task that do not verify (record-seal.ts), each with its reason; empty when all do. An
+   * unverified state.json makes the task 'unverified'; an unverified result.json or applied.json is left out.
+   */
+  unverified: string[];
+}
+
+/** A task folder whose records Caesar sealed for another root: copied in, refused (its records are not this root's). */
+export class ForeignTaskError extends Error {
+  constructor(
+    message: string,
+    readonly sealedRoot: string,
+  ) {
+    super(message);
+    this.name = 'ForeignTaskError';
+  }
 }
 
 export interface JobView {
@@ -66,8 +84,6 @@ export interface TaskView extends TaskSummary {
 
 /** A supervisor that has not written its pid this long after delegation never started. */
 const SUPERVISOR_START_GRACE_MS = 30_000;
-/** How much of the end of events.jsonl is read to find the last event (cheap; never the whole file). */
-const LAST_EVENT_WINDOW = 64 * 1024;
 /** readEvents() reads the whole file into one string: past this it is refused rather than exhausting memory. */
 const MAX_EVENTS_READ = 256 * 1024 * 1024;
 
@@ -139,26 +155,36 @@ export class TaskStore {
     // not hold costs nothing, and one it lists as a regular file is read without checking the folder again.
     const listing = await this.listTaskFolder(paths.dir);
     if (!listing?.has(TASK_FILES.state)) return undefined;
-    const read = <T>(file: string, schema: z.ZodType<T>, maxBytes?: number) => {
-      const entry = listing.get(path.basename(file));
-      if (!entry) return Promise.resolve(undefined);
-      // Anything else than a regular file takes the checked path, which refuses it with its reason.
-      return readJsonFile(file, schema, maxBytes, { ...this.inTasks, listed: entry.isFile() });
+    const options = (file: string) => ({ ...this.inTasks, listed: listing.get(path.basename(file))!.isFile() });
+    // Anything else than a regular file takes the checked path, which refuses it with its reason.
+    const read = <T>(file: string, schema: z.ZodType<T>, maxBytes?: number) =>
+      listing.has(path.basename(file)) ? readJsonFile(file, schema, maxBytes, options(file)) : Promise.resolve(undefined);
+    const unverified: string[] = [];
+    const sealed = async <T>(file: string, kind: RecordKind, schema: z.ZodType<T>, maxBytes?: number) => {
+      if (!listing.has(path.basename(file))) return undefined;
+      const record = await readSealedJsonFile(file, kind, schema, maxBytes, options(file));
+      if (!record || record.verdict.ok) return record;
+      if (record.verdict.reason === 'other-root') throw new ForeignTaskError(record.verdict.message, record.verdict.sealedRoot);
+      unverified.push(record.verdict.message);
+      return record;
     };
-    const state = await read(paths.state, TaskStateSchema);
-    if (!state) return undefined;
+    const stateRecord = await sealed(paths.state, 'state', TaskStateSchema);
+    if (!stateRecord) return undefined;
+    const state = stateRecord.value;
     // The listing predates the state read: a supervisor concluding in between wrote result.json, then the final state
     // (finalize.ts), after the listing. A finished state is never shown without the result written before it.
     if (!ACTIVE_STATUSES.includes(state.status) && !listing.has(TASK_FILES.result)) {
       const written = (await this.listTaskFolder(paths.dir))?.get(TASK_FILES.result);
       if (written) listing.set(TASK_FILES.result, written);
     }
-    const events = listing.get(TASK_FILES.events);
+    // Never shown as the truth: a result or applied record Caesar did not write is left out (its reason is listed).
+    const trusted = <T>(record: { value: T; verdict: { ok: boolean } } | undefined) => (record?.verdict.ok ? record.value : undefined);
+    const binding = bindingOf(this.root, id);
     const [last, pendingQuestions, result, applied, discarded, probe] = await Promise.all([
-      events ? readLastEvent(paths.events, { ...this.inTasks, listed: events.isFile() }) : NO_EVENTS,
+      listing.has(TASK_FILES.events) ? readLastSealedEvent(binding, paths.events, options(paths.events)) : NO_EVENTS,
       listing.has(TASK_FILES.questionsDir) ? readPendingQuestions(paths.questionsDir, paths.answersDir) : [],
-      read(paths.result, ResultDocSchema, MAX_BYTES.result).catch(() => undefined),
-      read(paths.applied, AppliedDocSchema).catch(() => undefined),
+      sealed(paths.result, 'result', ResultDocSchema, MAX_BYTES.result).then(trusted, () => undefined),
+      sealed(paths.applied, 'applied', AppliedDocSchema).then(trusted, () => undefined),
       read(paths.discarded, DiscardedDocSchema).catch(() => undefined),
       listing.has(TASK_FILES.launcher)
         ? probeJob(state, read(paths.launcher, LauncherRecordSchema).catch(() => undefined), listing.has(TASK_FILES.cancelRequest))
@@ -167,7 +193,7 @@ export class TaskStore {
     return {
       id,
       state,
-      observed: observedStatus(state, Date.now(), probe),
+      observed: stateRecord.verdict.ok ? observedStatus(state, Date.now(), probe) : 'unverified',
       ...(probe ? { job: jobView(probe) } : {}),
       lastEvent: last.event,
       eventsBytes: last.size,
@@ -175,12 +201,14 @@ export class TaskStore {
       result,
       applied,
       discarded,
+      unverified,
     };
   }
 
   /**
    * Follows a task's events from a byte offset (0 = from the start), live, without re-reading the file. Lines that do
-   * not parse are reported to onBadLine with their reason (the reference skips them silently).
+   * not parse, or that Caesar did not write (sealed-events.ts), are reported to onBadLine with their reason (the
+   * reference skips them silently) and never delivered: a forged `finished` ends no follower.
    */
   follow(
     id: string,
@@ -188,6 +216,7 @@ export class TaskStore {
     onEvents: (events: ProtocolEvent[], nextOffset: number) => void,
     onBadLine?: (line: string, error: string) => void,
   ): Disposable {
+    const binding = bindingOf(this.root, id);
     return tailLines(taskPaths(this.root, id).events, {
       fromOffset,
       onLines: (lines, nextOffset) => {
@@ -195,7 +224,7 @@ export class TaskStore {
         for (const line of lines) {
           if (!line.trim()) continue;
           try {
-            events.push(readEventLine(line));
+            events.push(readSealedEventLine(binding, line));
           } catch (err) {
             onBadLine?.(line, (err as Error).message);
           }
@@ -205,25 +234,15 @@ export class TaskStore {
     });
   }
 
-  /** Reads every event once (for `logs` and MCP; followers use follow()). Bad lines are counted, not hidden. */
-  async readEvents(id: string): Promise<{ events: ProtocolEvent[]; badLines: number }> {
+  /** Reads every event once (for `logs` and MCP; followers use follow()). Bad and unverified lines are counted, not shown. */
+  async readEvents(id: string): Promise<SealedEventsRead> {
     let text = '';
     try {
       text = (await readRegularFileBounded(taskPaths(this.root, id).events, MAX_EVENTS_READ, this.inTasks)).toString('utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    const events: ProtocolEvent[] = [];
-    let badLines = 0;
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        events.push(readEventLine(line));
-      } catch {
-        badLines++;
-      }
-    }
-    return { events, badLines };
+    return readSealedEventsText(bindingOf(this.root, id), text);
   }
 
   /**
@@ -339,6 +358,7 @@ function observedJobStatus(state: TaskState, probe: JobProbe): ObservedStatus {
   return state.status;
 }
 
+/** Not active: an 'unverified' task is no running task anyone can vouch for (settle.ts waits on it all the same). */
 export function isActive(status: ObservedStatus): boolean {
   return status === 'pending' || status === 'running' || status === 'queued';
 }
@@ -349,48 +369,6 @@ export function sortForDisplay(tasks: TaskSummary[]): TaskSummary[] {
     t.pendingQuestions.length && isActive(t.observed) ? 0 : t.observed === 'running' ? 1 : t.observed === 'pending' || t.observed === 'queued' ? 2 : 3;
   const time = (t: TaskSummary) => Date.parse(t.state.ended_at ?? t.state.started_at ?? t.state.created_at) || 0;
   return [...tasks].sort((a, b) => rank(a) - rank(b) || time(b) - time(a));
-}
-
-interface LastEvent {
-  event?: ProtocolEvent;
-  /** Where a follower that has seen every complete line would resume. */
-  size: number;
-}
-const NO_EVENTS: LastEvent = { size: 0 };
-
-async function readLastEvent(file: string, options: SafeReadOptions): Promise<LastEvent> {
-  let handle: fs.FileHandle | undefined;
-  try {
-    const opened = await openRegularFileWithStats(file, options);
-    handle = opened.handle;
-    const { size } = opened.stats;
-    const length = Math.min(size, LAST_EVENT_WINDOW);
-    const buffer = Buffer.allocUnsafe(length);
-    const { bytesRead } = await handle.read(buffer, 0, length, size - length);
-    // Resume point for followers: just after the last complete line, never in the middle of one.
-    const window = buffer.subarray(0, bytesRead);
-    const complete = size - length + window.lastIndexOf(0x0a) + 1;
-    // Lines are decoded from the end one at a time: the last complete one is nearly always the answer.
-    let end = window.length;
-    while (end > 0) {
-      const start = window.lastIndexOf(0x0a, end - 1) + 1;
-      const line = window.toString('utf8', start, end).trim();
-      end = start - 1;
-      if (!line) continue;
-      try {
-        return { event: readEventLine(line), size: complete };
-      } catch {
-        /* a partial or bad line: look further back */
-      }
-    }
-    return { size: complete };
-  } catch (err) {
-    // A planted FIFO, device or symlink is no event stream: the task is still listed, with no last event.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof UnsafeFileError) return { size: 0 };
-    throw err;
-  } finally {
-    await handle?.close();
-  }
 }
 
 /** Questions without an answer and not expired, oldest first. */

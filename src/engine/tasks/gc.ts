@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir, realpath } from 'node:fs/promises';
 import * as path from 'node:path';
 import { AppliedDocSchema, TaskStateSchema, isSafeId, tasksDir, worktreesDir, TASK_FILES, type TaskState } from '../../protocol';
-import { readJsonFile } from '../store/atomic';
+import { readVerifiedJsonFile } from '../store/sealed-read';
 import { writeJsonAtomic } from '../../base/atomic';
 import { appliedPath, discardedPath, isTaskActive, type DiscardedDoc } from '../git/apply';
 import { gitText, gitToplevel, runGit } from '../git/git';
@@ -121,7 +121,8 @@ async function findCandidates(root: string, gitRoot: string, listed: ListedWorkt
     let state: TaskState | undefined;
     let unreadable: string | undefined;
     try {
-      state = await readJsonFile(path.join(tasksDir(root), id, TASK_FILES.state), TaskStateSchema);
+      // A state.json Caesar did not write is unreadable to gc: its worktree is judged by nothing it says, and kept.
+      state = await readVerifiedJsonFile(path.join(tasksDir(root), id, TASK_FILES.state), 'state', TaskStateSchema);
       if (!state) continue; // a task dir without state.json is still being created
     } catch (error) {
       unreadable = (error as Error).message;
@@ -169,7 +170,7 @@ async function ownedElsewhere(root: string, worktree: string, id: string): Promi
   if (!owner || !isSafeId(id) || (await realpathOr(owner)) === (await realpathOr(root))) return undefined;
   const stateFile = path.join(tasksDir(owner), id, TASK_FILES.state);
   try {
-    const state = await readJsonFile(stateFile, TaskStateSchema);
+    const state = await readVerifiedJsonFile(stateFile, 'state', TaskStateSchema);
     return state ? { taskRoot: owner, state } : undefined;
   } catch (error) {
     return { taskRoot: owner, unreadable: (error as Error).message };
@@ -191,7 +192,8 @@ async function judge(gitRoot: string, candidate: Candidate, force: boolean): Pro
 async function judgeRecorded(root: string, worktree: string, state: TaskState, force: boolean): Promise<Verdict> {
   const diff = await worktreeDiff(worktree, state.base_ref as string, state.excluded_paths);
   if (diff.is_empty) return { reason: 'clean', removable: true };
-  const applied = await readJsonFile(appliedPath(root, state.id), AppliedDocSchema).catch(() => undefined);
+  // Only Caesar's own applied.json says the work is safe in the checkout (a forged one would have gc delete it).
+  const applied = await readVerifiedJsonFile(appliedPath(root, state.id), 'applied', AppliedDocSchema).catch(() => undefined);
   if (applied && applied.patch_digest === diff.patch_digest) {
     // applied.json says so; the checkout must agree. A change another writer overwrote (or the user took back) is
     // not in the checkout any more, and the worktree is then its only copy: kept, unless --force.

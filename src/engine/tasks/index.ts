@@ -42,6 +42,7 @@ export {
 export { DelegationRefusedError, type DelegationRequest, type LaunchDraft } from '../resolve/resolve';
 export { VERSION_TIMEOUT_MS, findProgram, type AgentCatalogue } from '../resolve/agent-catalogue';
 export {
+  ForeignTaskError,
   TaskStore,
   isActive,
   observedStatus,
@@ -54,6 +55,8 @@ export {
 export { DEFAULT_MAX_PARALLEL } from '../store/launch-spec';
 export { readJsonFile } from '../store/atomic';
 export { tailLines } from '../store/tail';
+export { bindingOf, bindingOfTaskFile, type RecordBinding } from '../store/record-seal';
+export { UnsealedEventError, readSealedEventLine } from '../store/sealed-events';
 export { RequestError, answerQuestion, pendingQuestions, requestCancel, unknownQuestionMessage, type CancelOutcome } from '../store/requests';
 export { applyTask, discardTask, type ApplyOutcome, type DiscardOutcome } from '../git/apply';
 export { findApplyLeftovers, recoverInterruptedApply } from '../git/apply-journal';

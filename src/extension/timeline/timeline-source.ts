@@ -3,10 +3,9 @@
 // here too, so the webview only ever holds the rows it shows.
 import { lstatSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { readEventLine } from '../../protocol';
 import type { ViewEvent } from '../../common/task-view';
 import { openRegularFile } from '../../base/safe-read';
-import { tailLines } from '../../engine/tasks';
+import { bindingOfTaskFile, readSealedEventLine, tailLines, type RecordBinding } from '../../engine/tasks';
 import type { TimelineQuery, TimelineRow, TimelineStatus } from './messages';
 import { asciiLower, eventMatches, rowDetail, rowFromEvent } from './rows';
 import { TimelineIndex, type LocatedEvent } from './timeline-index';
@@ -47,10 +46,15 @@ export class TimelineSource {
   /** The file's size when following started: indexed that far, the backlog is caught up with. */
   private backlogBytes = 0;
 
+  /** Only lines Caesar sealed for this task are shown (record-seal.ts); others are bad lines, with their reason. */
+  private readonly binding: RecordBinding;
+
   constructor(
     readonly file: string,
     private readonly listener: SourceListener,
-  ) {}
+  ) {
+    this.binding = bindingOfTaskFile(file);
+  }
 
   /** Starts following the file from the start (once: a re-shown webview reuses the index). */
   start(): void {
@@ -103,7 +107,7 @@ export class TimelineSource {
       const length = Buffer.byteLength(line);
       if (line.trim()) {
         try {
-          batch.push({ event: readEventLine(line), offset, length });
+          batch.push({ event: readSealedEventLine(this.binding, line), offset, length });
         } catch (err) {
           this.badLines++;
           this.listener.onBadLine((err as Error).message);
@@ -204,7 +208,7 @@ export class TimelineSource {
       await handle.read(buffer, 0, buffer.length, first.offset);
       for (let k = i; k < j; k++) {
         const { offset, length } = this.index.row(rows[k]!);
-        out[k] = parseLine(buffer.toString('utf8', offset - first.offset, offset - first.offset + length));
+        out[k] = parseLine(this.binding, buffer.toString('utf8', offset - first.offset, offset - first.offset + length));
       }
       i = j;
     }
@@ -234,7 +238,7 @@ export class TimelineSource {
         const ref = this.index.row(row);
         if (start + at + pattern.length > ref.offset + ref.length) continue; // in a line that makes no row
         lastRow = row;
-        const event = parseLine(buffer.toString('utf8', ref.offset - start, ref.offset - start + ref.length));
+        const event = parseLine(this.binding, buffer.toString('utf8', ref.offset - start, ref.offset - start + ref.length));
         if (event && eventMatches(event, types, needle)) found.push(row);
       }
     }
@@ -261,9 +265,9 @@ export class TimelineSource {
   }
 }
 
-function parseLine(line: string): ViewEvent | undefined {
+function parseLine(binding: RecordBinding, line: string): ViewEvent | undefined {
   try {
-    return readEventLine(line);
+    return readSealedEventLine(binding, line);
   } catch {
     return undefined;
   }

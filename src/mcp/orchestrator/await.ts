@@ -1,5 +1,5 @@
 import { checksSuffix, isSafeId } from '../../protocol';
-import { TaskStore, isActive, type TaskSummary } from '../../engine/tasks';
+import { ForeignTaskError, TaskStore, isActive, type TaskSummary } from '../../engine/tasks';
 import { formatJob } from '../../common/format';
 import { pendingQuestionsOf, reportSummaryOf } from './results';
 
@@ -19,12 +19,15 @@ export interface TaskOutcome {
   status_label?: string;
   pending_questions?: ReturnType<typeof pendingQuestionsOf>;
   report?: ReturnType<typeof reportSummaryOf>;
+  /** Caesar's records of the task that do not verify (record-seal.ts), each with its reason. */
+  unverified?: string[];
   message?: string;
 }
 
 /** One task as a waiting model sees it: finished with its reconciled report, or still going with its questions. */
-export function outcomeOf(id: string, summary: TaskSummary | undefined): TaskOutcome {
+export function outcomeOf(id: string, summary: TaskSummary | ForeignTaskError | undefined): TaskOutcome {
   if (!isSafeId(id)) return { task_id: id, status: 'invalid', pending: false, message: `Invalid task id ${JSON.stringify(id)}.` };
+  if (summary instanceof ForeignTaskError) return { task_id: id, status: 'refused', pending: false, message: `${summary.message}.` };
   if (!summary) return { task_id: id, status: 'unknown', pending: false, message: `Unknown task "${id}": no such task under this root.` };
   const { state } = summary;
   const base = {
@@ -34,6 +37,7 @@ export function outcomeOf(id: string, summary: TaskSummary | undefined): TaskOut
     ...(state.role ? { role: state.role } : {}),
     ...(state.error ? { error: state.error } : {}),
     ...(summary.job ? { job: formatJob(summary.job)! } : {}),
+    ...(summary.unverified.length ? { unverified: summary.unverified, message: `Not Caesar's record, not the truth: ${summary.unverified.join('; ')}.` } : {}),
   };
   if (isActive(summary.observed)) {
     return { ...base, pending: true, ...(state.phase ? { phase: state.phase } : {}), pending_questions: pendingQuestionsOf(summary) };
@@ -44,7 +48,7 @@ export function outcomeOf(id: string, summary: TaskSummary | undefined): TaskOut
     ...(state.checks ? { checks_failed: state.checks.failed > 0 } : {}),
     status_label: `${summary.observed}${checksSuffix(state)}`,
     report: reportSummaryOf(summary),
-    ...(summary.observed === 'lost' ? { message: 'Its supervisor died without concluding; `caesar gc` concludes it. Any worktree is kept for review.' } : {}),
+    ...(summary.observed === 'lost' && !summary.unverified.length ? { message: 'Its supervisor died without concluding; `caesar gc` concludes it. Any worktree is kept for review.' } : {}),
   };
 }
 
@@ -63,7 +67,7 @@ export interface AwaitOptions {
  */
 export async function awaitTasks(root: string, ids: string[], options: AwaitOptions): Promise<TaskOutcome[]> {
   const store = new TaskStore(root);
-  const read = () => Promise.all(ids.map(async (id) => outcomeOf(id, isSafeId(id) ? await store.summary(id).catch(() => undefined) : undefined)));
+  const read = () => Promise.all(ids.map(async (id) => outcomeOf(id, isSafeId(id) ? await store.summary(id).catch((err: unknown) => (err instanceof ForeignTaskError ? err : undefined)) : undefined)));
   let outcomes = await read();
   if (outcomes.every((o) => !o.pending) || options.timeoutMs <= 0) return outcomes;
   options.onChange?.(outcomes);

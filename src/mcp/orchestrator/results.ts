@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigError } from '../../config';
-import { DelegationRefusedError, RequestError, type TaskSummary } from '../../engine/tasks';
+import { DelegationRefusedError, ForeignTaskError, RequestError, type TaskSummary } from '../../engine/tasks';
 
 /**
  * How every orchestrator tool answers: `structuredContent` (checked against the tool's outputSchema by the SDK) plus
@@ -21,7 +21,7 @@ export async function guarded(handler: () => Promise<CallToolResult>): Promise<C
   try {
     return await handler();
   } catch (err) {
-    if (err instanceof DelegationRefusedError || err instanceof RequestError || err instanceof ConfigError) return toolError(err.message);
+    if (err instanceof DelegationRefusedError || err instanceof RequestError || err instanceof ConfigError || err instanceof ForeignTaskError) return toolError(err.message);
     process.stderr.write(`caesar mcp: ${(err as Error)?.stack ?? String(err)}\n`);
     return toolError(`Caesar could not complete the call: ${(err as Error)?.message ?? String(err)}`);
   }

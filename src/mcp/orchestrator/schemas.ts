@@ -43,7 +43,7 @@ export const ReportSummaryShape = z
 /** What caesar_await and caesar_status say about one task. */
 export const TaskOutcomeShape = z.object({
   task_id: z.string(),
-  status: z.string().describe('pending | queued (held by Slurm) | running | succeeded | failed | cancelled | timed_out | lost, or unknown / invalid for an id that names no task'),
+  status: z.string().describe('pending | queued (held by Slurm) | running | succeeded | failed | cancelled | timed_out | lost, unverified (its state.json is not Caesar\'s), or unknown / invalid for an id that names no task, refused for a task folder copied in from another root'),
   pending: z.boolean().describe('true while the task is still running (or waiting for a slot, or queued by Slurm)'),
   agent: z.string().optional(),
   role: z.string().optional(),
@@ -54,5 +54,6 @@ export const TaskOutcomeShape = z.object({
   status_label: z.string().optional().describe('The status as shown to people, e.g. "succeeded · checks failed"'),
   pending_questions: z.array(QuestionShape).optional(),
   report: ReportSummaryShape.nullable().optional(),
+  unverified: z.array(z.string()).optional().describe("Caesar's records of the task that do not verify (changed by someone else, or from before records were sealed): what they say is not the truth"),
   message: z.string().optional(),
 });

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { bindingOf, sealDocument } from '../../../src/engine/store/record-seal';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -68,7 +69,7 @@ export function writeState(root: string, state: Partial<TaskState> & Pick<TaskSt
   };
   const paths = taskPaths(root, state.id);
   mkdirSync(paths.dir, { recursive: true });
-  writeFileSync(paths.state, JSON.stringify(full, null, 2));
+  writeFileSync(paths.state, JSON.stringify(sealDocument('state', bindingOf(root, state.id), full), null, 2)); // sealed, as Caesar's writer
   return full;
 }
 

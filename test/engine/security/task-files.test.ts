@@ -76,7 +76,7 @@ describe('security: task files are read as untrusted input (issue 13.2)', functi
   it('lists a task with FIFOs at state.json, events.jsonl and in questions/ promptly (store.list and caesar ps)', async () => {
     const root = tempDir('caesar-sec-fifo-');
     writeState(root, 'good-task', { status: 'succeeded' });
-    writeFileSync(taskPaths(root, 'good-task').events, eventLine('good-task', 0));
+    writeFileSync(taskPaths(root, 'good-task').events, eventLine(root, 'good-task', 0));
     mkdirSync(taskPaths(root, 'fifo-state').dir, { recursive: true });
     mkfifo(taskPaths(root, 'fifo-state').state);
     writeState(root, 'fifo-rest', { status: 'succeeded' });

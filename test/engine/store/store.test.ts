@@ -114,10 +114,10 @@ describe('engine: TaskStore', () => {
     const root = tempRoot();
     writeState(root, 't1');
     const events = taskPaths(root, 't1').events;
-    writeFileSync(events, eventLine('t1', 0) + eventLine('t1', 1) + '{"protocol":"caesar.event/v1","seq":2,"at"');
+    writeFileSync(events, eventLine(root, 't1', 0) + eventLine(root, 't1', 1) + '{"protocol":"caesar.event/v1","seq":2,"at"');
     const summary = await new TaskStore(root).summary('t1');
     assert.equal(summary!.lastEvent!.seq, 1);
-    assert.equal(summary!.eventsBytes, Buffer.byteLength(eventLine('t1', 0) + eventLine('t1', 1)));
+    assert.equal(summary!.eventsBytes, Buffer.byteLength(eventLine(root, 't1', 0) + eventLine(root, 't1', 1)));
   });
 
   it('finds the last event further back past bad lines, in a file longer than the window it reads', async () => {
@@ -126,8 +126,8 @@ describe('engine: TaskStore', () => {
     const events = taskPaths(root, 't1').events;
     // ~1 MB of events, then a good one, then a complete line that is not an event, then a partial line.
     let body = '';
-    for (let seq = 0; body.length < 1024 * 1024; seq++) body += eventLine('t1', seq);
-    const good = eventLine('t1', 99_999);
+    for (let seq = 0; body.length < 1024 * 1024; seq++) body += eventLine(root, 't1', seq);
+    const good = eventLine(root, 't1', 99_999);
     writeFileSync(events, `${body}${good}not json at all\n{"protocol":"caesar.event/v1","seq":`);
     const summary = await new TaskStore(root).summary('t1');
     assert.equal(summary!.lastEvent!.seq, 99_999);
@@ -151,7 +151,7 @@ describe('engine: TaskStore', () => {
     const root = tempRoot();
     writeState(root, 't2');
     const file = taskPaths(root, 't2').events;
-    writeFileSync(file, eventLine('t2', 0));
+    writeFileSync(file, eventLine(root, 't2', 0));
     const seen: ProtocolEvent[] = [];
     const offsets: number[] = [];
     const bad: string[] = [];
@@ -163,11 +163,11 @@ describe('engine: TaskStore', () => {
     try {
       await waitFor('first event', () => seen.length === 1 || undefined, 3000);
       // A separate process appends: half a line, then the rest plus a bad line, then a good one.
-      const line1 = eventLine('t2', 1);
+      const line1 = eventLine(root, 't2', 1);
       const script = `
         const fs = require('fs');
         fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(0, 20))});
-        setTimeout(() => fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(20) + 'not json\n' + eventLine('t2', 2))}), 150);`;
+        setTimeout(() => fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(20) + 'not json\n' + eventLine(root, 't2', 2))}), 150);`;
       await new Promise((resolve) => spawn(process.execPath, ['-e', script], { stdio: 'ignore' }).on('exit', resolve));
       await waitFor('appended events', () => seen.length === 3 || undefined, 3000);
       assert.deepEqual(seen.map((e) => e.seq), [0, 1, 2]);
@@ -176,7 +176,7 @@ describe('engine: TaskStore', () => {
       // Resuming from the last offset yields nothing old.
       const resumed: ProtocolEvent[] = [];
       const sub2 = store.follow('t2', offsets.at(-1)!, (events) => resumed.push(...events));
-      appendFileSync(file, eventLine('t2', 3));
+      appendFileSync(file, eventLine(root, 't2', 3));
       await waitFor('resumed event', () => resumed.length === 1 || undefined, 3000);
       assert.equal(resumed[0]!.seq, 3);
       sub2.dispose();
@@ -192,7 +192,7 @@ describe('engine: TaskStore', () => {
     const sub = new TaskStore(root).follow('t3', 0, (events) => seen.push(...events));
     try {
       await new Promise((r) => setTimeout(r, 50));
-      writeFileSync(taskPaths(root, 't3').events, eventLine('t3', 0));
+      writeFileSync(taskPaths(root, 't3').events, eventLine(root, 't3', 0));
       await waitFor('event in a new file', () => seen.length === 1 || undefined, 3000);
     } finally {
       sub.dispose();
@@ -208,7 +208,7 @@ describe('engine: TaskStore', () => {
       writeState(root, 'born');
       await waitFor('new task', () => changes.flat().includes('born') || undefined, 3000);
       changes.length = 0;
-      appendFileSync(taskPaths(root, 'born').events, eventLine('born', 0));
+      appendFileSync(taskPaths(root, 'born').events, eventLine(root, 'born', 0));
       await waitFor('changed task', () => changes.flat().includes('born') || undefined, 3000);
     } finally {
       sub.dispose();
@@ -224,11 +224,11 @@ describe('engine: TaskStore', () => {
     try {
       await waitFor('the first scan', () => changes.flat().includes('mine') || undefined, 3000);
       changes.length = 0;
-      appendFileSync(taskPaths(root, 'other').events, eventLine('other', 0));
-      appendFileSync(taskPaths(root, 'mine').events, eventLine('mine', 0));
+      appendFileSync(taskPaths(root, 'other').events, eventLine(root, 'other', 0));
+      appendFileSync(taskPaths(root, 'mine').events, eventLine(root, 'mine', 0));
       await waitFor('the change of the followed task', () => changes.flat().includes('mine') || undefined, 3000);
       writeState(root, 'newcomer');
-      appendFileSync(taskPaths(root, 'mine').events, eventLine('mine', 1));
+      appendFileSync(taskPaths(root, 'mine').events, eventLine(root, 'mine', 1));
       await waitFor('a second change', () => changes.flat().filter((id) => id === 'mine').length >= 2 || undefined, 3000);
       assert.deepEqual([...new Set(changes.flat())], ['mine'], 'only the followed task is ever named');
     } finally {

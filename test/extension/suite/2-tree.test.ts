@@ -97,7 +97,7 @@ describe('Tasks tree (hand-written task directories)', () => {
 
     const end = new Date();
     task.appendEvents([event(id, 3, end, { type: 'finished', status: 'success', summary: 'ok' })]);
-    writeJson(path.join(task.dir, 'state.json'), {
+    task.writeState({
       ...(await api.store.summary(id))!.state, status: 'succeeded', ended_at: end.toISOString(),
     });
     await api.waitForTree((t) => find(t, id)?.icon === 'pass', 5_000);
@@ -120,7 +120,7 @@ describe('Tasks tree (hand-written task directories)', () => {
     // Running tasks come before finished ones.
     const order = tree.map((t) => t.id);
     assert.ok(order.indexOf(silentId) < order.indexOf('hand-finished-1'));
-    writeJson(path.join(silent.dir, 'state.json'), { ...(await api.store.summary(silentId))!.state, status: 'cancelled', ended_at: new Date().toISOString() });
+    silent.writeState({ ...(await api.store.summary(silentId))!.state, status: 'cancelled', ended_at: new Date().toISOString() });
     await api.waitForTree((t) => find(t, silentId)?.icon === 'circle-slash', 5_000);
   });
 
@@ -146,7 +146,7 @@ describe('Tasks tree (hand-written task directories)', () => {
 
     const changed = tasks[100]!;
     const changedAt = Date.now();
-    writeJson(path.join(changed.dir, 'state.json'), { ...(await api.store.summary(changed.id))!.state, status: 'failed' });
+    changed.writeState({ ...(await api.store.summary(changed.id))!.state, status: 'failed' });
     await api.waitForTree((t) => find(t, changed.id)?.icon === 'error', 10_000);
     const oneChangeShownMs = Date.now() - changedAt;
 

@@ -38,7 +38,7 @@ describe('Timeline panel', () => {
     stats = await api.timeline.waitForStats(id, (s) => s.received === 5, 30_000);
     assert.equal(stats.rows, 4, 'started, message, one tool row, progress');
     assert.deepEqual(stats.recentLabels, ['Started fixture', `Agent says ${XSS}`, 'read  README.md', 'half (50%)']);
-    writeFileSync(path.join(task.dir, 'state.json'), JSON.stringify({ ...(await api.store.summary(id))!.state, status: 'succeeded', ended_at: new Date().toISOString() }));
+    task.writeState({ ...(await api.store.summary(id))!.state, status: 'succeeded', ended_at: new Date().toISOString() });
   });
 
   it('search and the type filter show only the matching rows, each once, and the footer counts them', async function () {

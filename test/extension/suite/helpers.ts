@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, writeFileSync, appendFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
+import { bindingOf, sealDocument, sealEventLine } from '../../../src/engine/store/record-seal';
 
 export const EXTENSION_ID = 'caesar-dev.caesar-vscode';
 
@@ -35,6 +36,8 @@ export interface HandTask {
   id: string;
   dir: string;
   appendEvents(lines: string[]): void;
+  /** Rewrites state.json as the supervisor does: whole, atomically, sealed. */
+  writeState(state: Record<string, unknown>): void;
 }
 
 /** Writes a task directory by hand, as a supervisor would (state.json, events.jsonl, optional result.json). */
@@ -47,9 +50,12 @@ export function handWrittenTask(
 ): HandTask {
   const dir = path.join(root, '.caesar', 'tasks', id);
   mkdirSync(dir, { recursive: true });
-  if (events.length) writeFileSync(path.join(dir, 'events.jsonl'), `${events.join('\n')}\n`);
-  if (result) writeJson(path.join(dir, 'result.json'), result);
-  writeJson(path.join(dir, 'state.json'), {
+  // Sealed as Caesar's writers seal them (record-seal.ts): the editor shows only records that verify.
+  const binding = bindingOf(root, id);
+  const sealLines = (lines: string[]) => `${lines.map((line) => sealEventLine(binding, line)).join('\n')}\n`;
+  if (events.length) writeFileSync(path.join(dir, 'events.jsonl'), sealLines(events));
+  if (result) writeJson(path.join(dir, 'result.json'), sealDocument('result', binding, result));
+  writeJson(path.join(dir, 'state.json'), sealDocument('state', binding, {
     id,
     agent: 'fixture',
     mode: 'write',
@@ -62,11 +68,12 @@ export function handWrittenTask(
     workspace: root,
     excluded_paths: [],
     ...state,
-  });
+  }));
   return {
     id,
     dir,
-    appendEvents: (lines) => appendFileSync(path.join(dir, 'events.jsonl'), `${lines.join('\n')}\n`),
+    appendEvents: (lines) => appendFileSync(path.join(dir, 'events.jsonl'), sealLines(lines)),
+    writeState: (next) => writeJson(path.join(dir, 'state.json'), sealDocument('state', binding, next)),
   };
 }
 

@@ -53,7 +53,7 @@ describe("extension: LiveTasks, the one source of the window's task summaries", 
     const root = tempRoot();
     const id = 'followed-1';
     writeState(root, id);
-    appendFileSync(taskPaths(root, id).events, eventLine(id, 1, { type: 'tool_use', tool: 'bash', id: 'c1', input_summary: 'ls', status: 'started' }));
+    appendFileSync(taskPaths(root, id).events, eventLine(root, id, 1, { type: 'tool_use', tool: 'bash', id: 'c1', input_summary: 'ls', status: 'started' }));
     const store = new TaskStore(root);
     let follows = 0;
     const follow = store.follow.bind(store);
@@ -68,7 +68,7 @@ describe("extension: LiveTasks, the one source of the window's task summaries", 
     const [first, second] = await Promise.all([live.activity(id), live.activity(id)]);
     assert.equal(first, second);
     assert.equal(first!.toolCalls.length, 1);
-    appendFileSync(taskPaths(root, id).events, eventLine(id, 2, { type: 'tool_use', tool: 'bash', id: 'c1', status: 'succeeded' }));
+    appendFileSync(taskPaths(root, id).events, eventLine(root, id, 2, { type: 'tool_use', tool: 'bash', id: 'c1', status: 'succeeded' }));
     await waitFor('the end of the call folded in', () => first!.toolCalls[0]?.status === 'succeeded');
     await live.activity(id);
     assert.equal(follows, 1, 'one follower per task');

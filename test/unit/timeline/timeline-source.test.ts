@@ -1,8 +1,9 @@
 import { strict as assert } from 'node:assert';
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { parseEvent, type ProtocolEvent } from '../../../src/protocol';
+import { parseEvent, taskPaths, type ProtocolEvent } from '../../../src/protocol';
+import { bindingOf, sealEventLine } from '../../../src/engine/store/record-seal';
 import { TimelineSource } from '../../../src/extension/timeline/timeline-source';
 import { waitFor } from '../../support/wait';
 import { MemoryTimeline } from './memory-rows';
@@ -28,7 +29,9 @@ function stream(from: number, count: number): ProtocolEvent[] {
   return out;
 }
 
-const lines = (events: ProtocolEvent[]) => events.map((e) => `${JSON.stringify(e)}\n`).join('');
+/** Lines as Caesar's EventsWriter writes them (sealed for t_src under the test's root): the timeline shows only those. */
+let root = '';
+const lines = (events: ProtocolEvent[]) => events.map((e) => `${sealEventLine(bindingOf(root, 't_src'), JSON.stringify(e))}\n`).join('');
 
 describe('timeline source: events.jsonl indexed in the host, read back a window at a time', () => {
   let dir: string;
@@ -51,7 +54,9 @@ describe('timeline source: events.jsonl indexed in the host, read back a window 
 
   beforeEach(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'caesar-timeline-'));
-    file = path.join(dir, 'events.jsonl');
+    root = dir;
+    file = taskPaths(root, 't_src').events;
+    mkdirSync(path.dirname(file), { recursive: true });
     rowsHeard = 0;
     badLines = [];
     resets = 0;

@@ -15,6 +15,7 @@ const STATUS_ICONS: Record<ObservedStatus, [string, string]> = {
   cancelled: ['circle-slash', 'disabledForeground'],
   timed_out: ['watch', 'charts.orange'],
   lost: ['debug-disconnect', 'charts.orange'],
+  unverified: ['shield', 'charts.red'],
 };
 
 /** One per task id, reused across refreshes: VS Code matches refresh requests to elements by identity. */

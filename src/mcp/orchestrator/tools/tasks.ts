@@ -204,9 +204,11 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
           ...(state.worktree ? { worktree: state.worktree } : {}),
           ...(state.base_ref ? { base_ref: state.base_ref } : {}),
           ...(view.applied ? { applied_at: view.applied.applied_at } : {}),
+          ...(view.unverified.length ? { unverified: view.unverified } : {}),
           last_event: (view.lastEvent as Record<string, unknown> | undefined) ?? null,
         };
-        return ok(structured, `Task ${view.id}: ${view.observed}${state.phase && pending ? ` (${state.phase})` : ''}${view.pendingQuestions.length ? `, ${view.pendingQuestions.length} question(s) waiting` : ''}.`);
+        const warning = view.unverified.length ? ` Not Caesar's record, not the truth: ${view.unverified.join('; ')}.` : '';
+        return ok(structured, `Task ${view.id}: ${view.observed}${state.phase && pending ? ` (${state.phase})` : ''}${view.pendingQuestions.length ? `, ${view.pendingQuestions.length} question(s) waiting` : ''}.${warning}`);
       }),
   );
 
