@@ -225,7 +225,13 @@ describe('reliability/fuzz: both MCP servers with malformed tool arguments and m
     assertNoEscape(root);
     const questions = existsSync(paths.questionsDir) ? readdirSync(paths.questionsDir) : [];
     for (const name of questions) {
-      assert.match(name, /^q_[0-9a-f]{16}\.json$/, `questions/ holds only question files: ${JSON.stringify(name)}`);
+      // A question that expired unanswered leaves its claim beside it (question-claim.ts): one word, nothing else.
+      if (/^q_[0-9a-f]{16}\.claim$/.test(name)) {
+        assert.equal(readFileSync(path.join(paths.questionsDir, name), 'utf8'), 'expired', `the claim ${name}`);
+        assert.ok(questions.includes(name.replace(/\.claim$/, '.json')), `the claim ${name} stands beside its question`);
+        continue;
+      }
+      assert.match(name, /^q_[0-9a-f]{16}\.json$/, `questions/ holds only question files and their claims: ${JSON.stringify(name)}`);
       QuestionFileSchema.parse(JSON.parse(readFileSync(path.join(paths.questionsDir, name), 'utf8')));
     }
     const progress = existsSync(paths.progressDir) ? readdirSync(paths.progressDir) : [];
