@@ -384,7 +384,8 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   await shot('mcp-server-options');
   await startRow.click();
   // The workbench shows the server's output channel (MCP: Caesar) as it starts; if not, "Show Output" from its options.
-  const discovered = page.locator('.part.panel .monaco-editor .view-line', { hasText: 'Discovered 10 tools' }).first();
+  // Eleven: the orchestrator's tools (test/mcp/orchestrator.test.ts lists them by name).
+  const discovered = page.locator('.part.panel .monaco-editor .view-line', { hasText: 'Discovered 11 tools' }).first();
   if (!(await discovered.waitFor({ timeout: 30_000 }).then(() => true, () => false))) {
     await palette('MCP: List Servers');
     await caesarServer.click();
