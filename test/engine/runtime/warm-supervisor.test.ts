@@ -107,7 +107,9 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const { state, log } = taskOutcome(repo, run.stdout);
     assert.equal(state.supervisor_pid, pid, `the pre-started supervisor ran the task; supervisor.log:\n${log}`);
     assert.match(log, new RegExp(`supervisor ${pid} was kept warm`));
-    assert.match(log, /ended: succeeded/);
+    // Its last log line follows the final state, which `caesar run` returned on: wait for it, do not race it.
+    const { id } = taskOutcome(repo, run.stdout);
+    await waitFor('the supervisor to log its end', () => /ended: succeeded/.test(readFileSync(taskPaths(repo, id).supervisorLog, 'utf8')));
     assert.equal(readFileSync(path.join(state.worktree!, 'out.txt'), 'utf8').trim(), 'x');
 
     const next = await idleListening(script, env, pid);
