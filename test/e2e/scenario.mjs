@@ -395,7 +395,7 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
     await discovered.waitFor({ timeout: 90_000 });
   }
   await page.mouse.move(900, 700);
-  await shot('mcp-server-started-ten-tools');
+  await shot('mcp-server-started-eleven-tools');
 
   // 15. The timeline in the real browser: XSS payloads in every agent field (no dialog, no CSP violation, all text),
   //     then its figures at 100k events (and 1M with CAESAR_TIMELINE_BENCH=1), in test-results/timeline-figures.json.
