@@ -36,7 +36,7 @@ describe('land: two real CLIs on one objective with a check, landed onto a moved
   });
   after(async () => {
     for (const s of servers) await s.close();
-    if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true });
+    if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); // a task's supervisor may still be writing its last files as it exits
   });
 
   function envFor(agent: LiveAgent, server: FakeServer): NodeJS.ProcessEnv {
