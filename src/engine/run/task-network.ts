@@ -1,4 +1,4 @@
-import type { AgentAdapter } from '../../agents/types';
+import type { AgentAdapter, SpawnPlan } from '../../agents/types';
 import type { LaunchSpec } from '../../protocol';
 import { decideNetwork, type NetworkDecision } from '../sandbox/sandbox';
 import type { Placement } from './isolation';
@@ -37,4 +37,10 @@ function userAskedOff(launch: LaunchSpec): boolean {
 /** Why the adapter cannot run in the sandbox at all over this transport (codex over ACP), when it cannot. */
 export function agentCannotBeSandboxed(launch: LaunchSpec, adapter: AgentAdapter): string | undefined {
   return launch.transport === 'acp' ? adapter.acp?.cannotBeSandboxed : undefined;
+}
+
+/** The agent's plan when it runs inside the sandbox, for an ACP agent whose own sandbox hands over to ours (codex-acp). */
+export function insidePlanOf(plan: SpawnPlan, launch: LaunchSpec, adapter: AgentAdapter): { insidePlan?: SpawnPlan } {
+  const inside = launch.transport === 'acp' ? adapter.acp?.insideSandbox : undefined;
+  return inside ? { insidePlan: inside(plan) } : {};
 }
