@@ -55,7 +55,7 @@ function taskOutcome(repo: string, stdout: string): { id: string; state: TaskSta
 /** A copy of the shipped build in a folder of its own: a build whose files a test may change. */
 function copyBuild(cli: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'caesar-warm-build-'));
-  for (const file of ['caesar.js', 'caesar-main.js', 'supervisor.js', 'supervisor-main.js']) copyFileSync(path.join(path.dirname(cli), file), path.join(dir, file));
+  for (const file of ['caesar.js', 'caesar-main.js', 'caesar-run.js', 'supervisor.js', 'supervisor-main.js']) copyFileSync(path.join(path.dirname(cli), file), path.join(dir, file));
   return path.join(dir, 'caesar.js');
 }
 
