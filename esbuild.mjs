@@ -34,6 +34,8 @@ const builds = [
   // dist/caesar.js is a small loader (supervisor standby for `caesar run`, V8's code cache) of dist/caesar-main.js.
   { ...node, entryPoints: ['src/bin/cli-loader.ts'], outfile: 'dist/caesar.js', banner: { js: '#!/usr/bin/env node' } },
   { ...node, entryPoints: ['src/bin/caesar.ts'], outfile: 'dist/caesar-main.js' },
+  // `caesar run` alone (the loader picks it): what a task's CLI loads, with none of the MCP/ACP servers' code.
+  { ...node, entryPoints: ['src/bin/run-main.ts'], outfile: 'dist/caesar-run.js' },
   { ...node, entryPoints: ['src/bin/supervisor.ts'], outfile: 'dist/supervisor.js', banner: { js: '#!/usr/bin/env node' } },
   // Whitespace and syntax minified (names kept, so supervisor.log's stack traces stay readable): less to load per task.
   { ...node, entryPoints: ['src/bin/supervisor-main.ts'], outfile: 'dist/supervisor-main.js', minifyWhitespace: true, minifySyntax: true },

@@ -87,12 +87,14 @@ export async function bundleCli(): Promise<string> {
   const entries: Array<[string, string]> = [
     ['src/bin/cli-loader.ts', 'caesar.js'],
     ['src/bin/caesar.ts', 'caesar-main.js'],
+    ['src/bin/run-main.ts', 'caesar-run.js'],
     ['src/bin/supervisor.ts', 'supervisor.js'],
     ['src/bin/supervisor-main.ts', 'supervisor-main.js'],
   ];
   // The same plugins and options as esbuild.mjs, so that size, start time and memory are the shipped bundles'.
   const { zodEnglishOnly, asciiOutput } = (await import(path.join(REPO_ROOT, 'esbuild-plugins.mjs'))) as { zodEnglishOnly: Plugin; asciiOutput: Plugin };
-  for (const [entry, file] of entries) {
+  // An entry the sources do not have (an older revision, measured for comparison) is left out, as esbuild.mjs does.
+  for (const [entry, file] of entries.filter(([e]) => existsSync(path.join(REPO_ROOT, e)))) {
     const lean = file === 'supervisor-main.js' ? { minifyWhitespace: true, minifySyntax: true } : {};
     await build({ entryPoints: [path.join(REPO_ROOT, entry)], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: path.join(out, file), logLevel: 'silent', charset: 'ascii', plugins: [zodEnglishOnly, asciiOutput], ...lean });
   }
@@ -204,11 +206,14 @@ export async function benchTask(): Promise<Record<string, number | string>> {
       out[`${k}_ratio_warm_to_no_warm_worktree`] = ratio(m.ours_worktree!, m.ours_worktree_no_warm!);
       if (size >= 10000) Object.assign(out, await poolFigures(k, repo, scratch, runOurs, () => lastTask, runs));
       if (size === 2000) {
+        const idleBefore = new Map<number, number>();
         const runWarm = async (agent: string, isolation: string, onSpawn?: (pid: number, extra?: number[]) => void) => {
           const idle = await waitForIdle(cli, env);
+          await new Promise((r) => setTimeout(r, 200)); // its load is done: what it holds idle, untimed
+          idleBefore.set(idle, residentMiB(idle).rss);
           await runOurs(agent, isolation, (pid) => onSpawn?.(pid, [idle]));
         };
-        Object.assign(out, await peakMemory(runWarm, cleanupOurs('worktree'), runs));
+        Object.assign(out, await peakMemory(runWarm, cleanupOurs('worktree'), runs, '', 2, idleBefore));
         const runCold = (agent: string, isolation: string, onSpawn?: (pid: number) => void) => runOurs(agent, isolation, onSpawn, NO_WARM);
         Object.assign(out, await peakMemory(runCold, cleanupOurs('worktree'), runs, 'no_warm_'));
         Object.assign(out, await idleHolds(cli, env));
@@ -307,18 +312,23 @@ async function peakMemory(
   runs: number,
   prefix = '',
   processes = 2,
+  idleBefore?: Map<number, number>,
 ): Promise<Record<string, number>> {
   const totals: number[] = [];
   const biggest: number[] = [];
+  const split: Record<'cli' | 'supervisor' | 'growth' | 'task', number[]> = { cli: [], supervisor: [], growth: [], task: [] };
   for (let i = 0; i < runs; i++) {
     let sampler: ReturnType<typeof sampleNodePeaks> | undefined;
-    await runOurs('sleeper', 'worktree', (pid, extra) => (sampler = sampleNodePeaks(pid, 10, extra)));
-    const peaks = [...(sampler?.stop().values() ?? [])];
+    let cli = 0;
+    await runOurs('sleeper', 'worktree', (pid, extra) => ((cli = pid), (sampler = sampleNodePeaks(pid, 10, extra))));
+    const byPid = sampler?.stop() ?? new Map<number, number>();
+    const peaks = [...byPid.values()];
     cleanup();
     totals.push(peaks.reduce((a, b) => a + b, 0));
     biggest.push(Math.max(...peaks));
     // Ours: the CLI and its supervisor; the reference runs its task inside its CLI.
     if (peaks.length < processes) throw new Error(`expected ${processes} node process(es), saw ${peaks.length}`);
+    if (idleBefore) Object.entries(taskShare(byPid, cli, idleBefore)).forEach(([k, v]) => split[k as keyof typeof split].push(v));
   }
   const t = spread(totals);
   return {
@@ -326,7 +336,28 @@ async function peakMemory(
     [`${prefix}peak_rss_all_processes_mib_median`]: t.median,
     [`${prefix}peak_rss_all_processes_mib_max`]: t.max,
     [`${prefix}peak_rss_largest_process_mib_median`]: spread(biggest).median,
+    ...(idleBefore
+      ? {
+          [`${prefix}peak_rss_cli_mib_median`]: spread(split.cli).median,
+          [`${prefix}peak_rss_supervisor_mib_median`]: spread(split.supervisor).median,
+          [`${prefix}supervisor_growth_over_idle_mib_median`]: spread(split.growth).median,
+          [`${prefix}per_task_cli_plus_supervisor_growth_mib_median`]: spread(split.task).median,
+        }
+      : {}),
   };
+}
+
+/**
+ * A warm task's memory apart from what its supervisor held while idle (issue 27: an idle supervisor's holding is a
+ * figure of its own, paid once per user, not per task): the CLI's peak, the supervisor's peak, and how far that peak
+ * rose above the supervisor's resident set just before it took the task.
+ */
+function taskShare(byPid: Map<number, number>, cli: number, idleBefore: Map<number, number>): Record<'cli' | 'supervisor' | 'growth' | 'task', number> {
+  const supervisor = [...byPid.keys()].find((pid) => idleBefore.has(pid));
+  if (supervisor === undefined) throw new Error('the warm supervisor was not sampled');
+  const growth = Math.max(0, byPid.get(supervisor)! - idleBefore.get(supervisor)!);
+  const cliPeak = byPid.get(cli) ?? NaN;
+  return { cli: cliPeak, supervisor: byPid.get(supervisor)!, growth, task: cliPeak + growth };
 }
 
 /** What an idle supervisor holds while it waits for a task (issue 27): resident now, and its peak so far. */

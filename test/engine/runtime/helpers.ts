@@ -38,7 +38,7 @@ export function buildCli(): Promise<string> {
 let shipped: Promise<string> | undefined;
 
 /**
- * The CLI as it ships (esbuild.mjs): dist/caesar.js the loader, caesar-main.js the CLI, supervisor.js the supervisor's
+ * The CLI as it ships (esbuild.mjs): dist/caesar.js the loader, caesar-main.js the CLI, caesar-run.js `caesar run`'s, supervisor.js the supervisor's
  * loader and supervisor-main.js its bundle, built from the current sources into one private folder, once per test
  * process. The path of its caesar.js; pass it as CAESAR_CLI_JS (or cliScript) to run tasks from it.
  */
@@ -49,6 +49,7 @@ export function buildShippedCli(): Promise<string> {
     const entries = [
       ['src/bin/cli-loader.ts', 'caesar.js'],
       ['src/bin/caesar.ts', 'caesar-main.js'],
+      ['src/bin/run-main.ts', 'caesar-run.js'],
       ['src/bin/supervisor.ts', 'supervisor.js'],
       ['src/bin/supervisor-main.ts', 'supervisor-main.js'],
     ] as const;

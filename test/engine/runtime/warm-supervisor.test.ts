@@ -55,7 +55,7 @@ function taskOutcome(repo: string, stdout: string): { id: string; state: TaskSta
 /** A copy of the shipped build in a folder of its own: a build whose files a test may change. */
 function copyBuild(cli: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'caesar-warm-build-'));
-  for (const file of ['caesar.js', 'caesar-main.js', 'supervisor.js', 'supervisor-main.js']) copyFileSync(path.join(path.dirname(cli), file), path.join(dir, file));
+  for (const file of ['caesar.js', 'caesar-main.js', 'caesar-run.js', 'supervisor.js', 'supervisor-main.js']) copyFileSync(path.join(path.dirname(cli), file), path.join(dir, file));
   return path.join(dir, 'caesar.js');
 }
 
@@ -215,7 +215,8 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const tasks = taskPaths(repo, 't_x').dir.replace(/t_x$/, '');
     const id = await waitFor('the task to run', () => {
       const name = existsSync(tasks) ? readdirSync(tasks).find((n) => n.startsWith('t_')) : undefined;
-      if (!name) return undefined;
+      // The task's folder is made before its state is written (atomically): no state yet is "not yet".
+      if (!name || !existsSync(path.join(tasks, name, 'state.json'))) return undefined;
       const state = JSON.parse(readFileSync(path.join(tasks, name, 'state.json'), 'utf8')) as TaskState;
       return state.status === 'running' && state.agent_pid ? name : undefined;
     }, 30_000);
