@@ -85,7 +85,8 @@ describe('host-name proxy: the filter', function () {
 
   it('decides a name endpoint is cut and proxied, a literal loopback address bridged, both allowed through the proxy', async function () {
     if (!(await sandboxPreflight()).available || !findExecutable('socat', process.env, 'CAESAR_SOCAT')) this.skip();
-    const env = { ...process.env, HOME: dir };
+    // Only what the decision needs (PATH for bwrap and socat): a developer's own ANTHROPIC_BASE_URL stays out.
+    const env = { PATH: process.env.PATH, HOME: dir };
     const decision = await decideNetwork({ wanted: true, requested: true, agentId: 'probe', env, allowHosts: ['localhost:9', 'http://127.0.0.1:8'], mode: 'required' });
     assert.ok(decision.cut, JSON.stringify(decision));
     assert.deepEqual(decision.endpoints, [{ host: '127.0.0.1', port: 8 }]);
