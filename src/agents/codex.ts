@@ -1,7 +1,7 @@
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
 import {
-  ToolPairing, UsageTotals, arr, clip, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject,
+  ToolPairing, UsageTotals, arr, clip, displayCommand, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject,
   relativeToWorkspace, str, summarizeInput, workspaceChangePath,
 } from './stream';
 import { acpPlan } from './acp-plan';
@@ -50,8 +50,10 @@ export const codexAdapter: AgentAdapter = {
     plan: buildCodexAcp,
     verified: 'codex-acp 0.16.0',
     // Measured with codex-acp 0.16.0 in bwrap 0.8: its own bubblewrap, started for each command, cannot mount /proc
-    // inside ours ("Operation not permitted"), so every command fails. codex over its stream transport nests fine.
-    cannotBeSandboxed: "codex-acp's own bubblewrap (one per command) cannot mount /proc inside caesar's sandbox; codex over its stream transport (the default) runs sandboxed",
+    // inside ours ("Operation not permitted"), so every command failed there. Inside caesar's sandbox, which the kernel
+    // enforces for its whole process tree (read-only workspace for a read-only task, the network cut), codex's own
+    // sandbox is turned off; its approval policy (`untrusted`: ask before every command) is unchanged.
+    insideSandbox: withoutOwnSandbox,
   },
 };
 
@@ -72,6 +74,21 @@ function buildCodexAcp(ctx: BuildContext): SpawnPlan {
   if (write && task.network) args.push('-c', 'sandbox_workspace_write.network_access=true');
   if (ctx.model) args.push('-c', `model=${JSON.stringify(ctx.model)}`);
   return acpPlan(CODEX_ACP_BIN, args, ctx);
+}
+
+/** codex-acp's plan inside caesar's sandbox: `sandbox_mode="danger-full-access"`, so it starts no bubblewrap of its own. */
+function withoutOwnSandbox(plan: SpawnPlan): SpawnPlan {
+  const args: string[] = [];
+  for (let i = 0; i < plan.args.length; i++) {
+    const value = plan.args[i + 1] ?? '';
+    if (plan.args[i] === '-c' && /^(sandbox_mode|sandbox_workspace_write\.)/.test(value)) {
+      i++;
+      continue;
+    }
+    args.push(plan.args[i] ?? '');
+  }
+  args.unshift('-c', 'sandbox_mode="danger-full-access"');
+  return { ...plan, args, display: displayCommand(plan.command, args) };
 }
 
 function buildCodex(ctx: BuildContext): SpawnPlan {

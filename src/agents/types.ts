@@ -124,6 +124,11 @@ export interface AcpEntry {
    * "auto"` it then runs unconfined with a high finding saying so, and `required` refuses it.
    */
   cannotBeSandboxed?: string;
+  /**
+   * The plan to run instead when the agent runs inside caesar's sandbox, for an agent whose own sandbox cannot nest in
+   * ours: it hands the confinement to ours (which the kernel enforces for its whole process tree) instead of failing.
+   */
+  insideSandbox?(plan: SpawnPlan): SpawnPlan;
 }
 
 /** A translator for agents whose stdout is not a stream we understand (template agents): no events, no final text. */

@@ -36,7 +36,7 @@ import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
 import { prepareSandbox, type PreparedSandbox } from '../sandbox/sandbox';
 import { StateWriter } from './state-writer';
-import { agentCannotBeSandboxed, cutNetwork, decideTaskNetwork } from './task-network';
+import { agentCannotBeSandboxed, cutNetwork, decideTaskNetwork, insidePlanOf } from './task-network';
 import type { NetworkDecision } from '../sandbox/sandbox';
 import { WriteFault } from '../process/write-fault';
 import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget, type AfterRunPhase } from '../process/phase-watchdog';
@@ -298,6 +298,7 @@ class TaskRun {
       paths: this.paths,
       // That reason is the agent's (its own sandbox cannot nest in ours): a check is confined all the same.
       ...(cannotBeSandboxed ? { cannotBeSandboxed } : {}),
+      ...(forAgent ? insidePlanOf(plan, launch, adapter) : {}),
       ...(forAgent ? {} : { check: true }),
       // The agent's network only: a check is the user's own command, on the host's network.
       ...(network?.cut ? { network: cutNetwork(network) } : {}),

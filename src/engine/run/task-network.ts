@@ -1,4 +1,4 @@
-import type { AgentAdapter } from '../../agents/types';
+import type { AgentAdapter, SpawnPlan } from '../../agents/types';
 import type { LaunchSpec } from '../../protocol';
 import { decideNetwork, type CutNetwork, type NetworkDecision } from '../sandbox/sandbox';
 import type { Placement } from './isolation';
@@ -42,4 +42,10 @@ export function agentCannotBeSandboxed(launch: LaunchSpec, adapter: AgentAdapter
 /** What the sandbox needs of a cut network's decision (its findings are the task's already). */
 export function cutNetwork(decision: Extract<NetworkDecision, { cut: true }>): CutNetwork {
   return { endpoints: decision.endpoints, proxied: decision.proxied, ...(decision.socat ? { socat: decision.socat } : {}) };
+}
+
+/** The agent's plan when it runs inside the sandbox, for an ACP agent whose own sandbox hands over to ours (codex-acp). */
+export function insidePlanOf(plan: SpawnPlan, launch: LaunchSpec, adapter: AgentAdapter): { insidePlan?: SpawnPlan } {
+  const inside = launch.transport === 'acp' ? adapter.acp?.insideSandbox : undefined;
+  return inside ? { insidePlan: inside(plan) } : {};
 }

@@ -41,6 +41,11 @@ export interface SandboxRequest {
   /** Why this agent cannot run inside the sandbox at all (its adapter says so), when it cannot. */
   cannotBeSandboxed?: string;
   /**
+   * The plan to confine instead of `plan` when the sandbox runs (AcpEntry.insideSandbox: an agent whose own sandbox
+   * cannot nest in ours hands the confinement to ours). Unconfined, `plan` runs as it is.
+   */
+  insidePlan?: SpawnPlan;
+  /**
    * Not the agent but a check Caesar runs after it (run/checks.ts): whatever it writes into its view of the task
    * folder is discarded, never taken back as the agent's report.
    */
@@ -95,6 +100,7 @@ function notSandboxedFinding(why: string): Finding {
 }
 
 async function confine(request: SandboxRequest, availability: Extract<SandboxAvailability, { available: true }>): Promise<PreparedSandbox> {
+  const plan = request.insidePlan ?? request.plan;
   const taskDir = request.paths.dir;
   const taskView = path.join(taskDir, TASK_VIEW_DIR);
   const emptyFile = path.join(taskDir, EMPTY_FILE);
@@ -114,7 +120,7 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
       {
         agentId: request.agentId,
         mode: request.mode,
-        cwd: request.plan.cwd,
+        cwd: plan.cwd,
         workspace: request.workspace,
         worktree: request.worktree,
         gitRoot: request.gitRoot,
@@ -123,8 +129,8 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
         taskView,
         emptyFile,
         env: request.env,
-        command: request.plan.command,
-        args: request.plan.args,
+        command: plan.command,
+        args: plan.args,
         // The folder of Caesar's record key: an agent that could read it could seal records as Caesar (record-seal.ts).
         hide: [...absolutePaths(request.settings?.hide, request.env), recordKeyFolder()],
         readWrite: absolutePaths(request.settings?.read_write, request.env),
@@ -135,8 +141,8 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
     ];
     const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap', ...(objects?.env ?? {}) };
     if (!mounts.some((m) => m.kind === 'tmpfs' && m.path === request.env.TMPDIR)) setEnv.TMPDIR = '/tmp';
-    const args = bwrapArgs(mounts, { cwd: request.plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'], shareNet: !bridge });
-    return wrapPlan(bridge ? bridge.wrapInside(request.plan) : request.plan, availability.bwrap, args);
+    const args = bwrapArgs(mounts, { cwd: plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'], shareNet: !bridge });
+    return wrapPlan(bridge ? bridge.wrapInside(plan) : plan, availability.bwrap, args);
   };
   return { wrap, record: { confined: true }, findings: [], finish: async () => {
       await bridge?.close().catch(() => undefined);

@@ -146,6 +146,10 @@ for (const agent of AGENTS.filter((a) => ONLY.length === 0 || ONLY.includes(a)))
         `supervisor.log: ${tail('supervisor.log')}`,
         `stderr: ${ran.stderr.slice(-2000)}`,
       ].join('\n');
+      // Every agent over ACP runs inside caesar's sandbox wherever bwrap is (CI installs it), codex-acp included: its own
+      // sandbox, which cannot nest in ours, is handed over to ours (src/agents/codex.ts, insideSandbox).
+      const sandbox = JSON.parse(fs.readFileSync(path.join(taskDir, 'state.json'), 'utf8')).sandbox;
+      if (fs.existsSync('/usr/bin/bwrap')) assert.equal(sandbox?.confined, true, `not confined: ${JSON.stringify(sandbox)}\n${why}`);
       return { ran, outcome, events, taskDir, worktree, asked, answers, server, why };
     }
 
