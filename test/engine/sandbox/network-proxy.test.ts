@@ -10,7 +10,8 @@ import { startHostProxy } from '../../../src/engine/sandbox/host-proxy-server';
 import { findExecutable } from '../../../src/engine/sandbox/preflight';
 import { decideNetwork } from '../../../src/engine/sandbox/network';
 import { taskPaths } from '../../../src/protocol';
-import { makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
+import { ensureFreshDist } from '../../support/dist-freshness.mjs';
+import { REPO_ROOT, makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
 import { probeAgent, probeResults, type Probe } from './helpers';
 
 /** A loopback HTTP server answering `label`, noting that it was reached. */
@@ -94,6 +95,24 @@ describe('host-name proxy: the filter', function () {
     const missing = await decideNetwork({ wanted: true, requested: true, agentId: 'claude', env: { ...env, CAESAR_HOST_PROXY_JS: path.join(dir, 'nope.js') }, allowHosts: [], mode: 'required' });
     assert.equal(missing.cut, false);
     assert.match(missing.findings[0]?.detail ?? '', /api\.anthropic\.com:443 is a host name, and the proxy that filters by name is missing/);
+  });
+});
+
+describe('host-name proxy: what ships', function () {
+  this.timeout(120_000);
+  it('its code is in dist/host-proxy.js alone, with the licences of what it bundles beside it', () => {
+    ensureFreshDist(REPO_ROOT, { outputs: ['dist/host-proxy.js', 'dist/supervisor-main.js', 'dist/caesar-main.js', 'dist/extension.js'] });
+    const read = (file: string) => readFileSync(path.join(REPO_ROOT, 'dist', file), 'utf8');
+    // A string of the proxy's own (its refusal), and one of node-forge, which it pulls in.
+    const marks = ['Connection blocked by network allowlist', 'forge.pki'];
+    for (const mark of marks) assert.ok(read('host-proxy.js').includes(mark), `host-proxy.js lacks ${mark}`);
+    // Every supervisor, the CLI and the extension load none of it unless a task needs it (host-proxy.ts requires it).
+    for (const bundle of ['supervisor-main.js', 'caesar-main.js', 'extension.js']) {
+      for (const mark of marks) assert.ok(!read(bundle).includes(mark), `${bundle} holds the proxy's code (${mark})`);
+    }
+    const licences = read('host-proxy.js.LICENSES.txt');
+    assert.match(licences, /@anthropic-ai\/sandbox-runtime@0\.0\.83 \(Apache-2\.0\)\n\n\s*Apache License/);
+    assert.match(licences, /node-forge@[\d.]+ /);
   });
 });
 
