@@ -1,5 +1,5 @@
 // esbuild plugins shared by esbuild.mjs and the benchmarks (bench/task.bench.ts bundles the CLI the same way).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 /**
@@ -36,6 +36,33 @@ export const asciiOutput = {
       if (!file || !existsSync(file)) return;
       const text = readFileSync(file, 'utf8');
       if (/[^\x00-\x7f]/.test(text)) writeFileSync(file, text.replace(/[^\x00-\x7f]/gu, (c) => '?'.repeat(c.length)));
+    });
+  },
+};
+
+/**
+ * Writes `<outfile>.LICENSES.txt` beside a bundle: the licence text of every npm package whose code esbuild put in it
+ * (read from the build's metafile), for bundles of third-party code whose licences ask that their text travel with
+ * it (dist/host-proxy.js: @anthropic-ai/sandbox-runtime, Apache-2.0, and what it pulls in). Needs `metafile: true`.
+ */
+export const bundledLicenses = {
+  name: 'bundled-licenses',
+  setup(build) {
+    build.onEnd((result) => {
+      const file = build.initialOptions.outfile;
+      if (!file || !result.metafile) return;
+      const packages = new Set();
+      for (const input of Object.keys(result.metafile.inputs)) {
+        const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+        if (m) packages.add(m[1]);
+      }
+      const sections = [...packages].sort().map((dir) => {
+        const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+        const licence = readdirSync(dir).find((name) => /^(licen[cs]e|copying)/i.test(name));
+        if (!licence) throw new Error(`${pkg.name} is bundled into ${file} but ships no licence file`);
+        return `${pkg.name}@${pkg.version} (${pkg.license})\n\n${readFileSync(path.join(dir, licence), 'utf8').trim()}\n`;
+      });
+      writeFileSync(`${file}.LICENSES.txt`, `Third-party code bundled into ${path.basename(file)}:\n\n${sections.join('\n' + '-'.repeat(78) + '\n\n')}`);
     });
   },
 };

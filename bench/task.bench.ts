@@ -90,12 +90,14 @@ export async function bundleCli(): Promise<string> {
     ['src/bin/run-main.ts', 'caesar-run.js'],
     ['src/bin/supervisor.ts', 'supervisor.js'],
     ['src/bin/supervisor-main.ts', 'supervisor-main.js'],
+    // Loaded by a supervisor only for a cut network whose endpoint is a host name (sandbox.bench.ts measures it).
+    ['src/engine/sandbox/host-proxy-server.ts', 'host-proxy.js'],
   ];
   // The same plugins and options as esbuild.mjs, so that size, start time and memory are the shipped bundles'.
   const { zodEnglishOnly, asciiOutput } = (await import(path.join(REPO_ROOT, 'esbuild-plugins.mjs'))) as { zodEnglishOnly: Plugin; asciiOutput: Plugin };
   // An entry the sources do not have (an older revision, measured for comparison) is left out, as esbuild.mjs does.
   for (const [entry, file] of entries.filter(([e]) => existsSync(path.join(REPO_ROOT, e)))) {
-    const lean = file === 'supervisor-main.js' ? { minifyWhitespace: true, minifySyntax: true } : {};
+    const lean = file === 'supervisor-main.js' || file === 'host-proxy.js' ? { minifyWhitespace: true, minifySyntax: true } : {};
     await build({ entryPoints: [path.join(REPO_ROOT, entry)], bundle: true, platform: 'node', target: 'node20', format: 'cjs', outfile: path.join(out, file), logLevel: 'silent', charset: 'ascii', plugins: [zodEnglishOnly, asciiOutput], ...lean });
   }
   return path.join(out, 'caesar.js');

@@ -10,7 +10,7 @@ import { join, relative } from 'node:path';
 export const BUILD_INPUTS = ['src', 'webview-ui', 'esbuild.mjs', 'esbuild-plugins.mjs', 'esbuild-extension.mjs'];
 
 /** The bundles the CLI tests run (esbuild.mjs writes them all in one build). */
-export const CLI_OUTPUTS = ['dist/caesar.js', 'dist/caesar-main.js', 'dist/supervisor.js', 'dist/supervisor-main.js', 'dist/demo-agent.js'];
+export const CLI_OUTPUTS = ['dist/caesar.js', 'dist/caesar-main.js', 'dist/supervisor.js', 'dist/supervisor-main.js', 'dist/demo-agent.js', 'dist/host-proxy.js'];
 
 /** The newest file among `inputs` (folders walked), as { file, mtimeMs }, or undefined when there is none. */
 export function newestInput(root, inputs = BUILD_INPUTS) {

@@ -36,7 +36,7 @@ import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
 import { prepareSandbox, type PreparedSandbox } from '../sandbox/sandbox';
 import { StateWriter } from './state-writer';
-import { agentCannotBeSandboxed, decideTaskNetwork, insidePlanOf } from './task-network';
+import { agentCannotBeSandboxed, cutNetwork, decideTaskNetwork, insidePlanOf } from './task-network';
 import type { NetworkDecision } from '../sandbox/sandbox';
 import { WriteFault } from '../process/write-fault';
 import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget, type AfterRunPhase } from '../process/phase-watchdog';
@@ -301,7 +301,7 @@ class TaskRun {
       ...(forAgent ? insidePlanOf(plan, launch, adapter) : {}),
       ...(forAgent ? {} : { check: true }),
       // The agent's network only: a check is the user's own command, on the host's network.
-      ...(network?.cut ? { network: { endpoints: network.endpoints, ...(network.socat ? { socat: network.socat } : {}) } } : {}),
+      ...(network?.cut ? { network: cutNetwork(network) } : {}),
     });
     // task.json already says `network: false`: a sandbox that did not confine would make it a lie.
     if (network?.cut && !sandbox.record.confined) throw new Error(`The network was to be cut in the sandbox, but the agent is not confined (${sandbox.record.reason ?? 'unknown reason'}).`);

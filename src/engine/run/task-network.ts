@@ -1,6 +1,6 @@
 import type { AgentAdapter, SpawnPlan } from '../../agents/types';
 import type { LaunchSpec } from '../../protocol';
-import { decideNetwork, type NetworkDecision } from '../sandbox/sandbox';
+import { decideNetwork, type CutNetwork, type NetworkDecision } from '../sandbox/sandbox';
 import type { Placement } from './isolation';
 
 /** resolve.ts's warning for an agent whose CLI cannot close its network: moot once the sandbox cuts it. */
@@ -37,6 +37,11 @@ function userAskedOff(launch: LaunchSpec): boolean {
 /** Why the adapter cannot run in the sandbox at all over this transport (codex over ACP), when it cannot. */
 export function agentCannotBeSandboxed(launch: LaunchSpec, adapter: AgentAdapter): string | undefined {
   return launch.transport === 'acp' ? adapter.acp?.cannotBeSandboxed : undefined;
+}
+
+/** What the sandbox needs of a cut network's decision (its findings are the task's already). */
+export function cutNetwork(decision: Extract<NetworkDecision, { cut: true }>): CutNetwork {
+  return { endpoints: decision.endpoints, proxied: decision.proxied, ...(decision.socat ? { socat: decision.socat } : {}) };
 }
 
 /** The agent's plan when it runs inside the sandbox, for an ACP agent whose own sandbox hands over to ours (codex-acp). */

@@ -1,5 +1,6 @@
 import type { Finding } from '../../protocol';
 import { agentModelEndpoints } from './agent-endpoints';
+import { locateHostProxy, type HostPort } from './host-proxy';
 import { effectiveSandboxMode, type SandboxMode } from './mode';
 import { findExecutable, sandboxPreflight } from './preflight';
 
@@ -8,8 +9,11 @@ import { findExecutable, sandboxPreflight } from './preflight';
  * loopback, where each allowed model endpoint on the host's loopback is bridged in (network-bridge.ts). Only then
  * does task.json say `network: false`: the contract's false asserts the network is cut off.
  *
- * Filtering by host name (a real model API such as api.anthropic.com) needs an HTTP/SOCKS proxy, which Caesar does
- * not ship yet: an agent whose endpoint is a host name keeps the host's network, and the findings say why.
+ * An endpoint given as an IPv4 loopback address is bridged as bytes, port to port. One given as a host name (a real
+ * model API such as api.anthropic.com, or `localhost`) can only be filtered by name: the supervisor runs a filtering
+ * HTTP proxy (host-proxy.ts) allowing exactly those host:port pairs, bridged in at a loopback port that the agent's
+ * HTTPS_PROXY names. `localhost` is a name like any other here: the agent reaches it through the proxy, not as a
+ * bridged port (a CLI that ignores HTTPS_PROXY needs its base URL as 127.0.0.1).
  */
 export interface LoopbackEndpoint {
   /** An IPv4 loopback address (127.0.0.0/8): what the agent connects to inside, bridged to the same on the host. */
@@ -31,9 +35,16 @@ export interface NetworkDecisionInput {
   cannotBeSandboxed?: string;
 }
 
-export type NetworkDecision =
-  | { cut: true; endpoints: LoopbackEndpoint[]; socat?: string; findings: Finding[] }
-  | { cut: false; findings: Finding[] };
+/** What the sandbox needs to build a cut network (sandbox.ts, network-bridge.ts). */
+export interface CutNetwork {
+  /** Bridged port to port. */
+  endpoints: LoopbackEndpoint[];
+  /** When any endpoint is a host name: every endpoint, the only host:port pairs the filtering proxy lets through. */
+  proxied: HostPort[];
+  socat?: string;
+}
+
+export type NetworkDecision = ({ cut: true; findings: Finding[] } & CutNetwork) | { cut: false; findings: Finding[] };
 
 export async function decideNetwork(input: NetworkDecisionInput): Promise<NetworkDecision> {
   if (!input.wanted) return { cut: false, findings: [] };
@@ -43,20 +54,24 @@ export async function decideNetwork(input: NetworkDecisionInput): Promise<Networ
   const entries = [...agentModelEndpoints(input.agentId, input.env), ...input.allowHosts];
   const parsed = entries.map((entry) => ({ entry, endpoint: parseEndpoint(entry) }));
   const unparsable = parsed.filter((p) => !p.endpoint).map((p) => p.entry);
-  const named = parsed.filter((p) => p.endpoint && !isLoopback(p.endpoint.host)).map((p) => p.entry);
-  if (unparsable.length || named.length) {
-    const why = named.length
-      ? `its model endpoint ${named.join(', ')} is a host name, and filtering by name needs a proxy Caesar does not ship yet`
-      : `${unparsable.join(', ')} is not a URL or host:port`;
-    return { cut: false, findings: input.requested ? [leftOpen(`${why}. Point the agent at a loopback base URL, or request the network on`)] : [] };
+  if (unparsable.length) {
+    return { cut: false, findings: input.requested ? [leftOpen(`${unparsable.join(', ')} is not a URL or host:port. Fix the entry, or request the network on`)] : [] };
   }
-  const endpoints = dedupe(parsed.map((p) => p.endpoint!).map((e) => ({ host: e.host === 'localhost' ? '127.0.0.1' : e.host, port: e.port })));
-  if (!endpoints.length) return { cut: true, endpoints, findings: [] };
+  const all = dedupe(parsed.map((p) => p.endpoint!));
+  const endpoints = all.filter((e) => isLoopback(e.host));
+  const named = all.filter((e) => !isLoopback(e.host));
+  if (!all.length) return { cut: true, endpoints, proxied: [], findings: [] };
   const socat = locateSocat(input.env);
   if (!socat) {
     return { cut: false, findings: [{ ...leftOpen('socat, which bridges the model endpoint into the sandbox, is not installed. Fix: `sudo apt install socat`'), severity: 'medium' }] };
   }
-  return { cut: true, endpoints, socat, findings: [] };
+  if (!named.length) return { cut: true, endpoints, proxied: [], socat, findings: [] };
+  const proxy = locateHostProxy(input.env);
+  if ('missing' in proxy) {
+    return { cut: false, findings: [{ ...leftOpen(`its model endpoint ${named.map(hostPort).join(', ')} is a host name, and the proxy that filters by name is missing (${proxy.missing})`), severity: 'medium' }] };
+  }
+  // A CLI that honours HTTPS_PROXY sends its loopback endpoints through the proxy too (NO_PROXY is cleared): allowed.
+  return { cut: true, endpoints, proxied: all, socat, findings: [] };
 }
 
 /** socat, which listens inside for each bridged endpoint: $CAESAR_SOCAT (empty: none), else PATH. */
@@ -83,13 +98,20 @@ export function parseEndpoint(entry: string): { host: string; port: number } | u
   }
 }
 
-/** IPv4 loopback (127.0.0.0/8) and `localhost`: what can be bridged. IPv6 ::1 is not bridged (a host name, for now). */
+/**
+ * An IPv4 loopback address (127.0.0.0/8): what is bridged port to port. Everything else, `localhost` and IPv6 ::1
+ * included, is a name for the proxy: what a name means is the host's resolver's to say, and the proxy asks it.
+ */
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(host);
+  return /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(host) && host.split('.').every((b) => Number(b) <= 255);
 }
 
-function dedupe(endpoints: LoopbackEndpoint[]): LoopbackEndpoint[] {
-  const seen = new Map<string, LoopbackEndpoint>();
-  for (const e of endpoints) seen.set(`${e.host}:${e.port}`, e);
+function hostPort(e: HostPort): string {
+  return `${e.host}:${e.port}`;
+}
+
+function dedupe(endpoints: HostPort[]): HostPort[] {
+  const seen = new Map<string, HostPort>();
+  for (const e of endpoints) seen.set(hostPort({ host: e.host.toLowerCase(), port: e.port }), { host: e.host.toLowerCase(), port: e.port });
   return [...seen.values()];
 }

@@ -11,7 +11,7 @@ import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, TASK_VIEW_DIR, sandboxMo
 import { sandboxPreflight, type SandboxAvailability } from './preflight';
 import { agentStatePaths } from './agent-dirs';
 import { openBridge, type OpenBridge } from './network-bridge';
-import type { LoopbackEndpoint } from './network';
+import type { CutNetwork } from './network';
 import { preparePrivateObjects } from './private-objects';
 import { recordKey, recordKeyPath } from '../store/record-key';
 
@@ -19,7 +19,7 @@ export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvail
 export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
 import { effectiveSandboxMode, type SandboxMode } from './mode';
 export { effectiveSandboxMode } from './mode';
-export { decideNetwork, locateSocat, type NetworkDecision, type LoopbackEndpoint } from './network';
+export { decideNetwork, locateSocat, type NetworkDecision, type LoopbackEndpoint, type CutNetwork } from './network';
 
 export interface SandboxSettings {
   mode: SandboxMode;
@@ -52,9 +52,9 @@ export interface SandboxRequest {
   check?: boolean;
   /**
    * The network cut (network.ts decided it could be): a namespace of its own, with these loopback endpoints bridged
-   * in by socat. Absent: the host's network.
+   * in by socat, and the filtering proxy when an endpoint is a host name. Absent: the host's network.
    */
-  network?: { endpoints: LoopbackEndpoint[]; socat?: string };
+  network?: CutNetwork;
 }
 
 export interface PreparedSandbox {
@@ -108,7 +108,7 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
   await fs.mkdir(taskView, { mode: 0o700 });
   await fs.writeFile(emptyFile, '', { mode: 0o400 });
   await createStateDirs(request.agentId, request.env);
-  const bridge: OpenBridge | undefined = request.network ? await openBridge(request.network.endpoints, request.network.socat) : undefined;
+  const bridge: OpenBridge | undefined = request.network ? await openBridge(request.network) : undefined;
   // A write task's agent commits into a store of its own (private-objects.ts); a check commits nothing.
   const objects = request.mode === 'write' && request.worktree && request.gitRoot && !request.check ? await preparePrivateObjects(request.worktree, request.gitRoot) : undefined;
   const shown = new Set<string>();

@@ -28,6 +28,8 @@ export function buildCli(): Promise<string> {
     const common = { bundle: true, platform: 'node' as const, target: 'node20', format: 'cjs' as const, logLevel: 'silent' as const, sourcemap: true };
     await build({ ...common, entryPoints: [path.join(REPO_ROOT, 'src/bin/caesar.ts')], outfile: path.join(out, 'caesar.js') });
     await build({ ...common, entryPoints: [path.join(REPO_ROOT, 'src/agents/demo/demo-agent.ts')], outfile: path.join(out, 'demo-agent.js') });
+    // Beside caesar.js, where a supervisor finds it (host-proxy.ts): the proxy of a task whose endpoint is a host name.
+    await build({ ...common, entryPoints: [path.join(REPO_ROOT, 'src/engine/sandbox/host-proxy-server.ts')], outfile: path.join(out, 'host-proxy.js') });
     process.env.CAESAR_CLI_JS = path.join(out, 'caesar.js');
     process.env.CAESAR_DEMO_AGENT_JS = path.join(out, 'demo-agent.js');
     return path.join(out, 'caesar.js');
@@ -38,8 +40,9 @@ export function buildCli(): Promise<string> {
 let shipped: Promise<string> | undefined;
 
 /**
- * The CLI as it ships (esbuild.mjs): dist/caesar.js the loader, caesar-main.js the CLI, caesar-run.js `caesar run`'s, supervisor.js the supervisor's
- * loader and supervisor-main.js its bundle, built from the current sources into one private folder, once per test
+ * The CLI as it ships (esbuild.mjs): dist/caesar.js the loader, caesar-main.js the CLI, caesar-run.js `caesar run`'s,
+ * supervisor.js the supervisor's loader and supervisor-main.js its bundle, host-proxy.js the host-name proxy, built from
+ * the current sources into one private folder, once per test
  * process. The path of its caesar.js; pass it as CAESAR_CLI_JS (or cliScript) to run tasks from it.
  */
 export function buildShippedCli(): Promise<string> {
@@ -52,6 +55,7 @@ export function buildShippedCli(): Promise<string> {
       ['src/bin/run-main.ts', 'caesar-run.js'],
       ['src/bin/supervisor.ts', 'supervisor.js'],
       ['src/bin/supervisor-main.ts', 'supervisor-main.js'],
+      ['src/engine/sandbox/host-proxy-server.ts', 'host-proxy.js'],
     ] as const;
     await Promise.all(entries.map(([entry, file]) => build({ ...common, entryPoints: [path.join(REPO_ROOT, entry)], outfile: path.join(out, file) })));
     return path.join(out, 'caesar.js');

@@ -32,6 +32,9 @@ describe('sandbox network: endpoints', () => {
     assert.equal(parseEndpoint('file:///etc/passwd'), undefined);
     assert.equal(parseEndpoint('  '), undefined);
     assert.equal(isLoopback('127.3.0.1'), true);
+    // A name, even localhost, is the proxy's: what it resolves to is the host resolver's to say.
+    assert.equal(isLoopback('localhost'), false);
+    assert.equal(isLoopback('127.0.0.256'), false);
     assert.equal(isLoopback('127.0.0.1.evil.com'), false);
     assert.equal(isLoopback('10.0.0.1'), false);
   });
@@ -122,13 +125,14 @@ describe('sandbox network: endpoints', () => {
     assert.ok(finding && /socat.*apt install socat/.test(finding.detail), JSON.stringify(done.result.report.findings));
   });
 
-  it('a host-name endpoint cannot be filtered without a proxy: the network stays open, and the finding says why', async () => {
+  it('a host-name endpoint whose proxy bundle is missing: the network stays open, and the finding says why', async () => {
     const root = makeRepo();
-    const { id } = await startFixture(root, {}, { ...probeAgent(probes()), network_cut: true, sandbox: { mode: 'required', allow_hosts: ['api.example.com'] } });
+    const missing = path.join(root, 'no-host-proxy.js');
+    const { id } = await startFixture(root, {}, { ...probeAgent(probes()), network_cut: true, sandbox: { mode: 'required', allow_hosts: ['api.example.com'] } }, { CAESAR_HOST_PROXY_JS: missing });
     const done = await waitForFinished(root, id);
     assert.equal(JSON.parse(readFileSync(taskPaths(root, id).task, 'utf8')).network, true);
     const finding = done.result.report.findings.find((f) => f.title === 'Network not cut by the sandbox');
-    assert.ok(finding && /api\.example\.com is a host name/.test(finding.detail), JSON.stringify(done.result.report.findings));
+    assert.ok(finding && /api\.example\.com:443 is a host name, and the proxy that filters by name is missing/.test(finding.detail), JSON.stringify(done.result.report.findings));
   });
 });
 
