@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ENV } from '../../protocol/env';
@@ -122,9 +122,36 @@ export function idleSocket(script: string, env: NodeJS.ProcessEnv = process.env)
   }
 }
 
-/** The idle supervisor's socket for this build in `dir` (short: unix socket paths are limited to ~107 bytes). */
+/**
+ * The idle supervisor's socket for this build in `dir`, in this process's namespaces (short: unix socket paths are
+ * limited to ~107 bytes).
+ */
 export function socketPath(dir: string, build: string): string {
-  return path.join(dir, `idle-${build}.sock`);
+  return path.join(dir, `idle-${build}-${namespaceKey()}.sock`);
+}
+
+let namespaces: string | undefined;
+
+/**
+ * Which network, mount, user and PID namespaces this process lives in, as a short key. A socket file is reachable
+ * from every namespace that sees the folder, but a supervisor started in another one (a loopback-only `unshare -n`,
+ * a container) would run the task in its world: its loopback, its files. So each side looks only for a supervisor of
+ * its own namespaces. Where /proc/self/ns does not exist (not Linux) the key is a constant.
+ */
+function namespaceKey(): string {
+  namespaces ??= createHash('sha256')
+    .update(['net', 'mnt', 'user', 'pid'].map((kind) => readNamespace(kind)).join(' '))
+    .digest('hex')
+    .slice(0, 8);
+  return namespaces;
+}
+
+function readNamespace(kind: string): string {
+  try {
+    return readlinkSync(`/proc/self/ns/${kind}`);
+  } catch {
+    return kind;
+  }
 }
 
 /** Splits a stream's text into lines, giving up (undefined) past `limit` characters without a newline. */

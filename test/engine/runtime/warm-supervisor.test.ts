@@ -127,6 +127,22 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.equal(existsSync(socket), false);
   });
 
+  it('an idle supervisor in another network namespace never takes a task: it would run it in its world', async function () {
+    // `unshare -n` needs root (CI runs as root); elsewhere a user namespace would change the folder's owner as seen inside.
+    if (process.getuid?.() !== 0) this.skip();
+    const other = spawn('unshare', ['-n', process.execPath, script, 'idle'], { cwd: '/', detached: true, stdio: 'ignore', env });
+    other.unref();
+    await waitFor('its socket', () => readdirSync(env.CAESAR_WARM_DIR!).some((f) => f.endsWith('.sock')), 30_000, 5);
+    assert.equal(await probeIdleSupervisor(script, env), undefined, 'no idle supervisor of this namespace');
+
+    const repo = repoWithAgent();
+    const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    const { state, log } = taskOutcome(repo, run.stdout);
+    assert.notEqual(state.supervisor_pid, other.pid, `the other namespace's supervisor ran the task; supervisor.log:\n${log}`);
+    assert.ok(pidAlive(other.pid!), 'it is still waiting, untouched');
+  });
+
   it('refuses a hand-off of another build; exits once its own code changes; the next task starts fresh', async () => {
     const copy = copyBuild(cli);
     started.push(path.dirname(copy));
