@@ -2,6 +2,7 @@ import { lstatSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { TASK_FILES } from '../../protocol';
 import { agentStatePaths, otherAgentsStatePaths } from './agent-dirs';
+import { CONFIG_COPIES_DIR, CONFIG_DISCARDED_DIR } from './agent-config';
 
 /**
  * What one task's agent may see and write, as an ordered list of mounts (later ones win over earlier ones, as in
@@ -55,7 +56,7 @@ export const AGENT_TASK_LIVE = [TASK_FILES.agentEvents, TASK_FILES.questionsDir,
  * rewrites (a rename) the moment the agent's process starts: bwrap binding it at that instant failed the task ("Can't
  * bind mount …/state.json", 1 live run in ~6). An empty read-only file stands at its name instead (taskDirMounts).
  */
-const NOT_SHOWN = new Set<string>([TASK_VIEW_DIR, EMPTY_FILE, TASK_FILES.state, ...AGENT_TASK_FILES, ...AGENT_TASK_LIVE]);
+const NOT_SHOWN = new Set<string>([TASK_VIEW_DIR, EMPTY_FILE, CONFIG_COPIES_DIR, CONFIG_DISCARDED_DIR, TASK_FILES.state, ...AGENT_TASK_FILES, ...AGENT_TASK_LIVE]);
 
 /** Credentials of the user's other tools: hidden from every agent, whatever it is. */
 export const SECRET_PATHS = ['.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud', '.config/gh', '.docker', '.kube', '.netrc', '.git-credentials', '.npmrc', '.pypirc', '.password-store', '.local/share/keyrings'];

@@ -13,6 +13,7 @@ import { agentStatePaths } from './agent-dirs';
 import { openBridge, type OpenBridge } from './network-bridge';
 import type { LoopbackEndpoint } from './network';
 import { preparePrivateObjects } from './private-objects';
+import { protectAgentConfig } from './agent-config';
 import { recordKey, recordKeyPath } from '../store/record-key';
 
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
@@ -102,6 +103,7 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
   await fs.mkdir(taskView, { mode: 0o700 });
   await fs.writeFile(emptyFile, '', { mode: 0o400 });
   await createStateDirs(request.agentId, request.env);
+  const config = await protectAgentConfig(request.agentId, request.env, taskDir);
   const bridge: OpenBridge | undefined = request.network ? await openBridge(request.network.endpoints, request.network.socat) : undefined;
   // A write task's agent commits into a store of its own (private-objects.ts); a check commits nothing.
   const objects = request.mode === 'write' && request.worktree && request.gitRoot && !request.check ? await preparePrivateObjects(request.worktree, request.gitRoot) : undefined;
@@ -131,6 +133,7 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
       },
       entries,
       ),
+      ...config.mounts,
       ...(bridge?.mounts ?? []),
     ];
     const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap', ...(objects?.env ?? {}) };
@@ -142,7 +145,8 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
       await bridge?.close().catch(() => undefined);
       await fs.rm(emptyFile, { force: true });
       const kept = (await objects?.finish()) ?? [];
-      if (!request.check) return [...kept, ...(await takeBackReport(taskDir, taskView, shown))];
+      const configured = await config.restore();
+      if (!request.check) return [...kept, ...configured, ...(await takeBackReport(taskDir, taskView, shown))];
       await fs.rm(taskView, { recursive: true, force: true });
       return [];
     } };
