@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { SpawnPlan } from '../../agents/types';
 import type { Finding, TaskPaths } from '../../protocol';
 import { bwrapArgs, wrapPlan } from './bwrap';
-import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, TASK_VIEW_DIR, sandboxMounts } from './policy';
+import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, SESSION_ENV, TASK_VIEW_DIR, sandboxMounts } from './policy';
 import { sandboxPreflight, type SandboxAvailability } from './preflight';
 import { agentStatePaths } from './agent-dirs';
 import { openBridge, type OpenBridge } from './network-bridge';
@@ -138,7 +138,7 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
     ];
     const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap', ...(objects?.env ?? {}) };
     if (!mounts.some((m) => m.kind === 'tmpfs' && m.path === request.env.TMPDIR)) setEnv.TMPDIR = '/tmp';
-    const args = bwrapArgs(mounts, { cwd: request.plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'], shareNet: !bridge });
+    const args = bwrapArgs(mounts, { cwd: request.plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO', ...SESSION_ENV], shareNet: !bridge });
     return wrapPlan(bridge ? bridge.wrapInside(request.plan) : request.plan, availability.bwrap, args);
   };
   return { wrap, record: { confined: true }, findings: [], finish: async () => {
