@@ -131,7 +131,6 @@ describe('hostile: the real claude CLI in a sandboxed task, told to write outsid
     const taskDir = path.join(repo, '.caesar', 'tasks', outcome.task_id);
     const why = `outcome: ${JSON.stringify(outcome, null, 1)}\nsupervisor.log: ${read(path.join(taskDir, 'supervisor.log')).slice(-2000)}`;
     assert.equal(outcome.status, 'succeeded', why);
-    assert.deepEqual(JSON.parse(read(path.join(taskDir, 'state.json'))).sandbox, { confined: true }, why);
 
     // The CLI ran the command (it did not refuse it itself) and each write failed inside.
     const answered = server.requests.filter((q) => q.scripted).map(verdicts).find((v) => v.size > 0);
@@ -149,5 +148,6 @@ describe('hostile: the real claude CLI in a sandboxed task, told to write outsid
     for (const [label] of probes) assert.ok(titles.includes(`Refused: ${label}`), `no finding for ${label}: ${titles.join(' | ')}`);
     const kept = outcome.report?.findings.find((f) => f.title === 'Sandbox kept a write out of the task folder');
     assert.match(kept?.detail ?? '', /result\.json/, why);
+    assert.deepEqual(JSON.parse(read(path.join(taskDir, 'state.json'))).sandbox, { confined: true }, why);
   });
 });
