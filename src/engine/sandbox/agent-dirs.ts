@@ -64,7 +64,7 @@ export function otherAgentsStatePaths(agentId: string, env: NodeJS.ProcessEnv): 
  * Inside each agent's own state: what names programs its CLI runs, or instructions it follows, when the user runs it
  * outside Caesar (agent-config.ts keeps the agent from changing them). From each CLI's documentation: claude
  * settings (hooks, apiKeyHelper, statusLine), ~/.claude.json (MCP servers), CLAUDE.md, commands, agents, skills,
- * plugins; codex config.toml (notify, MCP servers), AGENTS.md, prompts, rules, skills; gemini settings.json (MCP
+ * plugins; codex config.toml (notify, MCP servers), AGENTS.md, prompts, rules; gemini settings.json (MCP
  * servers, hooks), .env, GEMINI.md, commands, extensions; opencode's config and its plugins, agents, commands, tools
  * (node_modules: the plugins' code); copilot's config, MCP config and agents.
  */
@@ -76,7 +76,8 @@ const CONFIG: Record<string, (h: Homes, env: NodeJS.ProcessEnv) => string[]> = {
   },
   codex: (_h, env) => {
     const dir = agentStatePaths('codex', env)[0]!.path;
-    return ['config.toml', 'AGENTS.md', 'AGENTS.override.md', 'prompts', 'rules', 'skills', 'plugins'].map((n) => path.join(dir, n));
+    // Not skills/ nor plugins/: codex itself writes them as it starts (its bundled skills: measured, 0.171.0).
+    return ['config.toml', 'AGENTS.md', 'AGENTS.override.md', 'prompts', 'rules'].map((n) => path.join(dir, n));
   },
   gemini: (h) => geminiConfig(h),
   antigravity: (h) => [...geminiConfig(h), ...['settings.json', 'mcp_config.json'].map((n) => path.join(h.home, '.antigravity', n))],

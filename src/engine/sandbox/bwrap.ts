@@ -14,10 +14,23 @@ export function bwrapArgs(mounts: Mount[], options: { cwd: string; setEnv: Recor
   // --cap-drop ALL: run as root (a container, CI), bwrap would otherwise keep every capability, and an agent could
   // umount the read-only binds (the host's writable files lie beneath) or mount what it likes. A no-op for other users.
   args.push('--unshare-all', ...(options.shareNet === false ? [] : ['--share-net']), '--die-with-parent', '--new-session', '--cap-drop', 'ALL');
+  args.push(...rootAgentIds());
   for (const name of options.unsetEnv) args.push('--unsetenv', name);
   for (const [name, value] of Object.entries(options.setEnv)) args.push('--setenv', name, value);
   args.push('--chdir', options.cwd);
   return args;
+}
+
+/** The ids a root caller's agent runs under inside (mapped to root outside: its own files stay its own). */
+export const ROOT_AGENT_ID = '1000';
+
+/**
+ * Run as root, the agent gets a non-zero id inside the sandbox. As uid 0 without capabilities it could still write
+ * what root's file modes allow, and a bwrap started inside (codex's own sandbox) takes uid 0 for real root and fails
+ * ("setting up uid map: Operation not permitted"); as an ordinary id it nests as it does for any other user.
+ */
+function rootAgentIds(): string[] {
+  return process.getuid?.() === 0 ? ['--uid', ROOT_AGENT_ID, '--gid', ROOT_AGENT_ID] : [];
 }
 
 function mountArgs(mount: Mount): string[] {
