@@ -2,7 +2,7 @@ import { promises as fs, lstatSync, readlinkSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Finding } from '../../protocol';
 import { agentConfigPaths } from './agent-dirs';
-import type { Mount } from './policy';
+import { CONFIG_COPIES_DIR, CONFIG_DISCARDED_DIR, type Mount } from './policy';
 
 /**
  * The agent CLI's own state stays writable inside the sandbox (sessions, caches, token refresh), and it is the same
@@ -23,10 +23,6 @@ export interface ProtectedConfig {
   /** After the run: what the agent created among those names, moved aside. */
   restore(): Promise<Finding[]>;
 }
-
-/** Under the task dir: the private copies, and where what the agent created is moved. */
-export const CONFIG_COPIES_DIR = 'sandbox-config';
-export const CONFIG_DISCARDED_DIR = 'sandbox-config-discarded';
 
 type Before = { path: string; kind: 'file' | 'dir' | 'absent' } | { path: string; kind: 'link'; target: string } | { path: string; kind: 'other' };
 

@@ -63,15 +63,16 @@ export function otherAgentsStatePaths(agentId: string, env: NodeJS.ProcessEnv): 
 /**
  * Inside each agent's own state: what names programs its CLI runs, or instructions it follows, when the user runs it
  * outside Caesar (agent-config.ts keeps the agent from changing them). From each CLI's documentation: claude
- * settings (hooks, apiKeyHelper, statusLine), ~/.claude.json (MCP servers), CLAUDE.md, commands, agents, skills,
- * plugins; codex config.toml (notify, MCP servers), AGENTS.md, prompts, rules; gemini settings.json (MCP
+ * settings (hooks, apiKeyHelper, statusLine), ~/.claude.json (MCP servers), CLAUDE.md, commands, agents, skills;
+ * codex config.toml (notify, MCP servers), AGENTS.md, prompts, rules; gemini settings.json (MCP
  * servers, hooks), .env, GEMINI.md, commands, extensions; opencode's config and its plugins, agents, commands, tools
  * (node_modules: the plugins' code); copilot's config, MCP config and agents.
  */
 const CONFIG: Record<string, (h: Homes, env: NodeJS.ProcessEnv) => string[]> = {
   claude: (h, env) => {
     const dir = agentStatePaths('claude', env)[0]!.path;
-    const names = ['settings.json', 'settings.local.json', 'CLAUDE.md', 'commands', 'agents', 'skills', 'plugins', 'hooks', 'output-styles'];
+    // Not plugins/: claude writes plugins/store/ itself as it starts (measured, 2.1.332).
+    const names = ['settings.json', 'settings.local.json', 'CLAUDE.md', 'commands', 'agents', 'skills', 'hooks', 'output-styles'];
     return [...names.map((n) => path.join(dir, n)), path.join(h.home, '.claude.json')];
   },
   codex: (_h, env) => {

@@ -2,7 +2,6 @@ import { lstatSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { TASK_FILES } from '../../protocol';
 import { agentStatePaths, otherAgentsStatePaths } from './agent-dirs';
-import { CONFIG_COPIES_DIR, CONFIG_DISCARDED_DIR } from './agent-config';
 
 /**
  * What one task's agent may see and write, as an ordered list of mounts (later ones win over earlier ones, as in
@@ -44,6 +43,9 @@ export interface SandboxInput {
 export const TASK_VIEW_DIR = 'sandbox-view';
 /** Under the task dir: the empty file hidden files are replaced with. */
 export const EMPTY_FILE = 'sandbox-empty';
+/** Under the task dir: private copies of the agent CLI's configuration, and what it created there (agent-config.ts). */
+export const CONFIG_COPIES_DIR = 'sandbox-config';
+export const CONFIG_DISCARDED_DIR = 'sandbox-config-discarded';
 
 /** The task-dir entries an agent may write (the contract's, plus the files its CLI writes as the report). */
 export const AGENT_TASK_FILES = [TASK_FILES.report, TASK_FILES.channelReport, TASK_FILES.finalMessage] as const;

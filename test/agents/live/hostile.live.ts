@@ -149,5 +149,7 @@ describe('hostile: the real claude CLI in a sandboxed task, told to write outsid
     const kept = outcome.report?.findings.find((f) => f.title === 'Sandbox kept a write out of the task folder');
     assert.match(kept?.detail ?? '', /result\.json/, why);
     assert.deepEqual(JSON.parse(read(path.join(taskDir, 'state.json'))).sandbox, { confined: true }, why);
+    // What claude itself writes in its own state as it runs is no planted configuration (no false alarm, either task).
+    for (const o of [sibling.outcome, outcome]) assert.ok(!o.report?.findings.some((f) => f.title === 'Agent wrote its CLI\'s own configuration'), JSON.stringify(o.report?.findings));
   });
 });
