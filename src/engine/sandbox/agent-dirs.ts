@@ -66,7 +66,7 @@ export function otherAgentsStatePaths(agentId: string, env: NodeJS.ProcessEnv): 
  * settings (hooks, apiKeyHelper, statusLine), ~/.claude.json (MCP servers), CLAUDE.md, commands, agents, skills;
  * codex config.toml (notify, MCP servers), AGENTS.md, prompts, rules; gemini settings.json (MCP
  * servers, hooks), .env, GEMINI.md, commands, extensions; opencode's config and its plugins, agents, commands, tools
- * (node_modules: the plugins' code); copilot's config, MCP config and agents.
+ * (node_modules: the plugins' code); copilot's settings, MCP config and agents.
  */
 const CONFIG: Record<string, (h: Homes, env: NodeJS.ProcessEnv) => string[]> = {
   claude: (h, env) => {
@@ -86,7 +86,8 @@ const CONFIG: Record<string, (h: Homes, env: NodeJS.ProcessEnv) => string[]> = {
     const names = ['opencode.json', 'opencode.jsonc', 'config.json', 'AGENTS.md', 'package.json', 'node_modules', 'plugin', 'plugins', 'agent', 'agents', 'command', 'commands', 'mode', 'modes', 'tool', 'tools'];
     return names.map((n) => path.join(h.config, 'opencode', n));
   },
-  copilot: (h) => ['config.json', 'mcp-config.json', 'agents', 'copilot-instructions.md', 'hooks'].map((n) => path.join(h.home, '.copilot', n)),
+  // Not config.json: copilot creates and rewrites it itself ("managed automatically"; measured, 1.0.102).
+  copilot: (h) => ['settings.json', 'mcp-config.json', 'agents', 'copilot-instructions.md', 'hooks'].map((n) => path.join(h.home, '.copilot', n)),
 };
 
 function geminiConfig(h: Homes): string[] {
