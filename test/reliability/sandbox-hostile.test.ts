@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
@@ -49,6 +49,17 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
       ['home', `echo x > ${home}/.bashrc`],
       ['read ~/.ssh', `cat ${home}/.ssh/id_ed25519 | grep -q PRIVATE`],
       ['read another agent credentials', `cat ${home}/.claude/.credentials.json | grep -q token`],
+      // Processes: the PID namespace shows none of the host's (the test runner stands for the supervisor).
+      ['signal a host process', `kill -0 ${process.pid}`],
+      ['read a host process environment', `grep -q . /proc/${process.pid}/environ`],
+      // Run as root (a container, CI), bwrap keeps the capabilities unless told: umount of a read-only bind reveals
+      // the host's writable file beneath, and /proc/sys writes the host kernel's settings (core_pattern runs a program).
+      ['hold a capability', `! grep -qE '^CapEff:[[:space:]]+0+$' /proc/self/status`],
+      ['undo a read-only mount', `umount ${root}/.caesar && echo '[worktree]' >> ${root}/.caesar/config.toml`],
+      ['kernel settings', 'cat /proc/sys/kernel/printk_ratelimit > /proc/sys/kernel/printk_ratelimit'],
+      ['cgroup', 'echo $$ > /sys/fs/cgroup/cgroup.procs'],
+      // TIOCSTI pushes input into a terminal: the agent has none (bwrap --new-session, no controlling tty).
+      ['terminal injection', `python3 -c 'import fcntl, termios, os; fcntl.ioctl(os.open("/dev/tty", os.O_RDWR), termios.TIOCSTI, b"x")'`],
     ];
   };
   // What the task owns: these must keep working inside the sandbox.
@@ -57,6 +68,8 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     ['private tmp', 'echo t > /tmp/caesar-probe && test -f /tmp/caesar-probe'],
     ['git status in worktree', 'git status --porcelain'],
     ['outbox', `echo '{"protocol":"caesar.event/v1","type":"message","text":"hi"}' >> "$CAESAR_EVENTS_PATH"`],
+    // A private /dev/shm: written inside, never seen by the host (checked below).
+    ['private shm', `echo x > /dev/shm/${marker}`],
   ];
 
   before(async function () {
@@ -125,6 +138,7 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
 
   it('lets the agent write what it owns: its worktree, a private /tmp, git status, its outbox, its report', () => {
     for (const [label] of allowed) assert.equal(results.get(label), 'ok', label);
+    assert.equal(existsSync(`/dev/shm/${marker}`), false, 'the host sees the agent\'s /dev/shm');
     assert.equal(readFileSync(path.join(finished.state.worktree!, 'agent.txt'), 'utf8'), 'mine\n');
     assert.equal(finished.result.report.summary, 'Ran the probes.');
     assert.ok(finished.events.some((e) => e.type === 'message' && (e as { text?: string }).text === 'hi'));

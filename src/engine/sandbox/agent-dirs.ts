@@ -59,3 +59,44 @@ export function otherAgentsStatePaths(agentId: string, env: NodeJS.ProcessEnv): 
     .flatMap((id) => agentStatePaths(id, env))
     .filter((p) => !own.has(p.path));
 }
+
+/**
+ * Inside each agent's own state: what names programs its CLI runs, or instructions it follows, when the user runs it
+ * outside Caesar (agent-config.ts keeps the agent from changing them). From each CLI's documentation: claude
+ * settings (hooks, apiKeyHelper, statusLine), ~/.claude.json (MCP servers), CLAUDE.md, commands, agents, skills;
+ * codex config.toml (notify, MCP servers), AGENTS.md, prompts, rules; gemini settings.json (MCP
+ * servers, hooks), .env, GEMINI.md, commands, extensions; opencode's config and its plugins, agents, commands, tools
+ * (node_modules: the plugins' code); copilot's settings, MCP config and agents.
+ */
+const CONFIG: Record<string, (h: Homes, env: NodeJS.ProcessEnv) => string[]> = {
+  claude: (h, env) => {
+    const dir = agentStatePaths('claude', env)[0]!.path;
+    // Not plugins/: claude writes plugins/store/ itself as it starts (measured, 2.1.332).
+    const names = ['settings.json', 'settings.local.json', 'CLAUDE.md', 'commands', 'agents', 'skills', 'hooks', 'output-styles'];
+    return [...names.map((n) => path.join(dir, n)), path.join(h.home, '.claude.json')];
+  },
+  codex: (_h, env) => {
+    const dir = agentStatePaths('codex', env)[0]!.path;
+    // Not skills/ nor plugins/: codex itself writes them as it starts (its bundled skills: measured, 0.171.0).
+    return ['config.toml', 'AGENTS.md', 'AGENTS.override.md', 'prompts', 'rules'].map((n) => path.join(dir, n));
+  },
+  gemini: (h) => geminiConfig(h),
+  antigravity: (h) => [...geminiConfig(h), ...['settings.json', 'mcp_config.json'].map((n) => path.join(h.home, '.antigravity', n))],
+  opencode: (h) => {
+    const names = ['opencode.json', 'opencode.jsonc', 'config.json', 'AGENTS.md', 'package.json', 'node_modules', 'plugin', 'plugins', 'agent', 'agents', 'command', 'commands', 'mode', 'modes', 'tool', 'tools'];
+    return names.map((n) => path.join(h.config, 'opencode', n));
+  },
+  // Not config.json: copilot creates and rewrites it itself ("managed automatically"; measured, 1.0.102).
+  copilot: (h) => ['settings.json', 'mcp-config.json', 'agents', 'copilot-instructions.md', 'hooks'].map((n) => path.join(h.home, '.copilot', n)),
+};
+
+function geminiConfig(h: Homes): string[] {
+  return ['settings.json', '.env', 'GEMINI.md', 'commands', 'extensions'].map((n) => path.join(h.home, '.gemini', n));
+}
+
+/** The configuration paths of one agent's own state (none for the demo agent and templates). */
+export function agentConfigPaths(agentId: string, env: NodeJS.ProcessEnv): string[] {
+  const homes = homesOf(env);
+  const declare = CONFIG[agentId];
+  return homes && declare ? declare(homes, env) : [];
+}

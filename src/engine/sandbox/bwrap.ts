@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import type { SpawnPlan } from '../../agents/types';
 import type { Mount } from './policy';
 
@@ -10,11 +11,26 @@ import type { Mount } from './policy';
 export function bwrapArgs(mounts: Mount[], options: { cwd: string; setEnv: Record<string, string>; unsetEnv: string[]; shareNet?: boolean }): string[] {
   const args: string[] = [];
   for (const mount of mounts) args.push(...mountArgs(mount));
-  args.push('--unshare-all', ...(options.shareNet === false ? [] : ['--share-net']), '--die-with-parent', '--new-session');
+  // --cap-drop ALL: run as root (a container, CI), bwrap would otherwise keep every capability, and an agent could
+  // umount the read-only binds (the host's writable files lie beneath) or mount what it likes. A no-op for other users.
+  args.push('--unshare-all', ...(options.shareNet === false ? [] : ['--share-net']), '--die-with-parent', '--new-session', '--cap-drop', 'ALL');
+  args.push(...rootAgentIds());
   for (const name of options.unsetEnv) args.push('--unsetenv', name);
   for (const [name, value] of Object.entries(options.setEnv)) args.push('--setenv', name, value);
   args.push('--chdir', options.cwd);
   return args;
+}
+
+/** The ids a root caller's agent runs under inside (mapped to root outside: its own files stay its own). */
+export const ROOT_AGENT_ID = '1000';
+
+/**
+ * Run as root, the agent gets a non-zero id inside the sandbox. As uid 0 without capabilities it could still write
+ * what root's file modes allow, and a bwrap started inside (codex's own sandbox) takes uid 0 for real root and fails
+ * ("setting up uid map: Operation not permitted"); as an ordinary id it nests as it does for any other user.
+ */
+function rootAgentIds(): string[] {
+  return process.getuid?.() === 0 ? ['--uid', ROOT_AGENT_ID, '--gid', ROOT_AGENT_ID] : [];
 }
 
 function mountArgs(mount: Mount): string[] {
@@ -24,7 +40,9 @@ function mountArgs(mount: Mount): string[] {
     case 'dev':
       return ['--dev', mount.path];
     case 'proc':
-      return ['--proc', mount.path];
+      // bwrap 0.8 covers /proc/irq and /proc/bus but left /proc/sys writable to a root agent (measured): the host
+      // kernel's settings (kernel.core_pattern runs a program as root on the next crash). Read-only, the host's view.
+      return ['--proc', mount.path, '--ro-bind', '/proc/sys', path.join(mount.path, 'sys')];
     case 'empty':
       return ['--ro-bind', mount.source, mount.path];
     case 'ro':

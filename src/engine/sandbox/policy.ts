@@ -43,6 +43,9 @@ export interface SandboxInput {
 export const TASK_VIEW_DIR = 'sandbox-view';
 /** Under the task dir: the empty file hidden files are replaced with. */
 export const EMPTY_FILE = 'sandbox-empty';
+/** Under the task dir: private copies of the agent CLI's configuration, and what it created there (agent-config.ts). */
+export const CONFIG_COPIES_DIR = 'sandbox-config';
+export const CONFIG_DISCARDED_DIR = 'sandbox-config-discarded';
 
 /** The task-dir entries an agent may write (the contract's, plus the files its CLI writes as the report). */
 export const AGENT_TASK_FILES = [TASK_FILES.report, TASK_FILES.channelReport, TASK_FILES.finalMessage] as const;
@@ -55,7 +58,7 @@ export const AGENT_TASK_LIVE = [TASK_FILES.agentEvents, TASK_FILES.questionsDir,
  * rewrites (a rename) the moment the agent's process starts: bwrap binding it at that instant failed the task ("Can't
  * bind mount …/state.json", 1 live run in ~6). An empty read-only file stands at its name instead (taskDirMounts).
  */
-const NOT_SHOWN = new Set<string>([TASK_VIEW_DIR, EMPTY_FILE, TASK_FILES.state, ...AGENT_TASK_FILES, ...AGENT_TASK_LIVE]);
+const NOT_SHOWN = new Set<string>([TASK_VIEW_DIR, EMPTY_FILE, CONFIG_COPIES_DIR, CONFIG_DISCARDED_DIR, TASK_FILES.state, ...AGENT_TASK_FILES, ...AGENT_TASK_LIVE]);
 
 /** Credentials of the user's other tools: hidden from every agent, whatever it is. */
 export const SECRET_PATHS = ['.ssh', '.gnupg', '.aws', '.azure', '.config/gcloud', '.config/gh', '.docker', '.kube', '.netrc', '.git-credentials', '.npmrc', '.pypirc', '.password-store', '.local/share/keyrings'];
@@ -118,6 +121,7 @@ function hiddenMounts(input: SandboxInput): Mount[] {
   const home = input.env.HOME && path.isAbsolute(input.env.HOME) ? input.env.HOME : undefined;
   const candidates = [
     ...(home ? SECRET_PATHS.map((p) => path.join(home, p)) : []),
+    ...sessionSockets(input.env, home),
     ...otherAgentsStatePaths(input.agentId, input.env).map((p) => p.path),
     ...input.hide,
   ];
@@ -125,9 +129,40 @@ function hiddenMounts(input: SandboxInput): Mount[] {
   for (const candidate of new Set(candidates.map(resolvedLink))) {
     const kind = existingKind(candidate);
     if (kind === 'dir') mounts.push({ kind: 'tmpfs', path: candidate });
-    else if (kind === 'file') mounts.push({ kind: 'empty', path: candidate, source: input.emptyFile });
+    else if (kind === 'file' || isSocket(candidate)) mounts.push({ kind: 'empty', path: candidate, source: input.emptyFile });
   }
   return mounts;
+}
+
+/**
+ * What lets a process act as the user outside the sandbox, not by writing a file but by talking to a service: a
+ * read-only mount does not stop connect(). The user's runtime folder (`$XDG_RUNTIME_DIR`, `/run/user/<uid>`) holds
+ * the session bus (`systemd-run --user` runs anything), the gpg and ssh agents, Wayland, a rootless docker, Caesar's
+ * warm supervisor; the X cookie opens the X server; the docker and podman sockets are root. Hidden: a tmpfs over the
+ * folder, an empty file over a socket or the cookie.
+ */
+export function sessionSockets(env: NodeJS.ProcessEnv, home: string | undefined): string[] {
+  const uid = process.getuid?.();
+  return [
+    ...(env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? [env.XDG_RUNTIME_DIR] : []),
+    ...(uid !== undefined ? [`/run/user/${uid}`] : []),
+    // Caesar's warm supervisor, when its folder is not under the runtime folder or /tmp (both hidden already).
+    ...(process.env.CAESAR_WARM_DIR && path.isAbsolute(process.env.CAESAR_WARM_DIR) ? [process.env.CAESAR_WARM_DIR] : []),
+    ...(env.XAUTHORITY && path.isAbsolute(env.XAUTHORITY) ? [env.XAUTHORITY] : []),
+    ...(home ? [path.join(home, '.Xauthority')] : []),
+    '/run/docker.sock', '/var/run/docker.sock', '/run/podman/podman.sock',
+  ];
+}
+
+/** Environment variables naming what sessionSockets hides (the agent would only be told where it cannot go). */
+export const SESSION_ENV = ['DBUS_SESSION_BUS_ADDRESS', 'XAUTHORITY'];
+
+function isSocket(p: string): boolean {
+  try {
+    return lstatSync(p).isSocket();
+  } catch {
+    return false;
+  }
 }
 
 const PRIVATE_AREAS = ['/tmp', '/dev'];

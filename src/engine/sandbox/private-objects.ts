@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { Finding } from '../../protocol';
 import { runGit } from '../git/git';
 import { worktreeGitEntry } from './policy';
+import { pinRegistration, type PinnedRegistration } from './git-entry';
 
 /**
  * Commits inside a sandboxed worktree (issue 21, item 2). The shared object store stays read-only to the agent (a
@@ -26,7 +27,9 @@ export async function preparePrivateObjects(worktree: string, gitRoot: string): 
   const entry = worktreeGitEntry(worktree, gitRoot);
   if (!entry) return undefined;
   const store = path.join(entry, 'objects');
-  const shared = path.join(path.dirname(path.dirname(entry)), 'objects');
+  const common = path.dirname(path.dirname(entry));
+  const shared = path.join(common, 'objects');
+  const registration = await pinRegistration(worktree, entry);
   await fs.rm(store, { recursive: true, force: true });
   await fs.mkdir(path.join(store, 'pack'), { recursive: true });
   // HEAD is read and written as the file it is (one git process instead of three: this runs before every write task).
@@ -35,7 +38,9 @@ export async function preparePrivateObjects(worktree: string, gitRoot: string): 
   const start = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], worktree)).trim();
   await writeHead(headFile, start);
   const env = { GIT_OBJECT_DIRECTORY: store, GIT_ALTERNATE_OBJECT_DIRECTORIES: shared };
-  return { env, finish: () => bringBack({ worktree, gitRoot, store, env, start, branch, headFile }) };
+  // After the run git is told where everything is: the agent may have rewritten the files discovery reads.
+  const pinned = { GIT_DIR: entry, GIT_COMMON_DIR: common, GIT_WORK_TREE: worktree };
+  return { env, finish: () => bringBack({ worktree, gitRoot, store, env, pinned, start, branch, headFile, registration }) };
 }
 
 interface Run {
@@ -43,9 +48,12 @@ interface Run {
   gitRoot: string;
   store: string;
   env: Record<string, string>;
+  /** GIT_DIR, GIT_COMMON_DIR and GIT_WORK_TREE as they were before the run. */
+  pinned: Record<string, string>;
   start: string;
   branch: string;
   headFile: string;
+  registration: PinnedRegistration;
 }
 
 /** A worktree's HEAD file, replaced whole (a rename): a commit id (detached) or `ref: <branch>`. */
@@ -59,24 +67,28 @@ async function writeHead(headFile: string, value: string): Promise<void> {
 
 async function bringBack(run: Run): Promise<Finding[]> {
   const findings: Finding[] = [];
+  await run.registration.restore();
+  // Alternates the agent listed in its store would bring another repository's objects in: only the shared one counts.
+  await fs.rm(path.join(run.store, 'info'), { recursive: true, force: true });
+  const inStore = { ...run.pinned, ...run.env };
   let head = run.start;
   try {
-    head = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], run.worktree, run.env)).trim();
-    const objects = await git(['rev-list', '--objects', '--indexed-objects', head, '--not', run.start], run.worktree, run.env);
+    head = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], run.worktree, inStore)).trim();
+    const objects = await git(['rev-list', '--objects', '--indexed-objects', head, '--not', run.start], run.worktree, inStore);
     const ids = objects.split('\n').map((line) => line.split(' ')[0]).filter((id) => !!id);
     if (ids.length) {
-      const pack = await runGit(['pack-objects', '--stdout', '-q'], { cwd: run.worktree, env: run.env, input: `${ids.join('\n')}\n` });
+      const pack = await runGit(['pack-objects', '--stdout', '-q'], { cwd: run.worktree, env: inStore, input: `${ids.join('\n')}\n` });
       await runGit(['index-pack', '--stdin'], { cwd: run.gitRoot, input: pack.stdout });
     }
   } catch (err) {
     head = run.start;
     findings.push({ severity: 'medium', title: 'The agent\'s commits were not kept', detail: `Its worktree's files are reviewed as they are, but its commits could not be brought back from the sandbox: ${(err as Error).message}` });
     // The index may name objects of the private store: rebuilt from the start commit, the files stay as they are.
-    await git(['read-tree', run.start], run.worktree).catch(() => undefined);
+    await git(['read-tree', run.start], run.worktree, run.pinned).catch(() => undefined);
   }
   try {
     // The branch moves only when the agent committed; HEAD goes back on it (or stays detached, as it was).
-    if (run.branch && head !== run.start) await git(['update-ref', run.branch, head], run.worktree);
+    if (run.branch && head !== run.start) await git(['update-ref', run.branch, head], run.worktree, run.pinned);
     await writeHead(run.headFile, run.branch ? `ref: ${run.branch}` : head);
   } catch (err) {
     findings.push({ severity: 'medium', title: 'The task\'s branch was not moved', detail: `After the run, its worktree's HEAD could not be put back on ${run.branch || 'its commit'}: ${(err as Error).message}` });

@@ -7,12 +7,13 @@ import * as path from 'node:path';
 import type { SpawnPlan } from '../../agents/types';
 import type { Finding, TaskPaths } from '../../protocol';
 import { bwrapArgs, wrapPlan } from './bwrap';
-import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, TASK_VIEW_DIR, sandboxMounts } from './policy';
+import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, SESSION_ENV, TASK_VIEW_DIR, sandboxMounts } from './policy';
 import { sandboxPreflight, type SandboxAvailability } from './preflight';
 import { agentStatePaths } from './agent-dirs';
 import { openBridge, type OpenBridge } from './network-bridge';
 import type { CutNetwork } from './network';
 import { preparePrivateObjects } from './private-objects';
+import { protectAgentConfig } from './agent-config';
 import { recordKey, recordKeyPath } from '../store/record-key';
 
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
@@ -108,6 +109,7 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
   await fs.mkdir(taskView, { mode: 0o700 });
   await fs.writeFile(emptyFile, '', { mode: 0o400 });
   await createStateDirs(request.agentId, request.env);
+  const config = await protectAgentConfig(request.agentId, request.env, taskDir);
   const bridge: OpenBridge | undefined = request.network ? await openBridge(request.network) : undefined;
   // A write task's agent commits into a store of its own (private-objects.ts); a check commits nothing.
   const objects = request.mode === 'write' && request.worktree && request.gitRoot && !request.check ? await preparePrivateObjects(request.worktree, request.gitRoot) : undefined;
@@ -137,18 +139,20 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
       },
       entries,
       ),
+      ...config.mounts,
       ...(bridge?.mounts ?? []),
     ];
     const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap', ...(objects?.env ?? {}) };
     if (!mounts.some((m) => m.kind === 'tmpfs' && m.path === request.env.TMPDIR)) setEnv.TMPDIR = '/tmp';
-    const args = bwrapArgs(mounts, { cwd: plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO'], shareNet: !bridge });
+    const args = bwrapArgs(mounts, { cwd: plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO', ...SESSION_ENV], shareNet: !bridge });
     return wrapPlan(bridge ? bridge.wrapInside(plan) : plan, availability.bwrap, args);
   };
   return { wrap, record: { confined: true }, findings: [], finish: async () => {
       await bridge?.close().catch(() => undefined);
       await fs.rm(emptyFile, { force: true });
       const kept = (await objects?.finish()) ?? [];
-      if (!request.check) return [...kept, ...(await takeBackReport(taskDir, taskView, shown))];
+      const configured = await config.restore();
+      if (!request.check) return [...kept, ...configured, ...(await takeBackReport(taskDir, taskView, shown))];
       await fs.rm(taskView, { recursive: true, force: true });
       return [];
     } };
