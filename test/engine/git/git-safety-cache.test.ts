@@ -17,7 +17,8 @@ describe('engine/git: the look-up is reused only while no config file changed', 
   let savedPath: string | undefined;
   let log = '';
   afterEach(() => {
-    process.env.PATH = savedPath;
+    if (savedPath !== undefined) process.env.PATH = savedPath;
+    savedPath = undefined;
     cleanupTemp();
   });
 
@@ -120,6 +121,24 @@ describe('engine/git: the look-up is reused only while no config file changed', 
     } finally {
       rmSync(shm, { recursive: true, force: true });
     }
+  });
+
+  it('GIT_CONFIG in the environment Caesar was given does not hide the repository\'s filters from the look-up', async () => {
+    // GIT_CONFIG makes `git config`, and only it, read that one file: the look-up would see no planted filter while
+    // the call it guards reads the repository's config.
+    const repo = makeRepo({ 'a.txt': 'one\n', '.gitattributes': '*.txt filter=late\n' });
+    const marker = path.join(tempDir(), 'ran.log');
+    appendFileSync(path.join(repo, '.git', 'config'), filterText('late', marker));
+    const user = path.join(tempDir(), 'user.gitconfig');
+    writeFileSync(user, '[core]\n\tquotePath = false\n');
+    process.env.GIT_CONFIG = user;
+    try {
+      writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\n');
+      await runGit(['add', '-A'], { cwd: repo });
+    } finally {
+      delete process.env.GIT_CONFIG;
+    }
+    assert.equal(existsSync(marker), false, existsSync(marker) ? readFileSync(marker, 'utf8') : '');
   });
 
   function makeRepoIn(dir: string): string {
