@@ -53,17 +53,14 @@ export interface OriginEntry {
 export function parseOriginEntries(output: string): OriginEntry[] {
   const fields = output.split('\0');
   const entries: OriginEntry[] = [];
-  for (let i = 0; i + 2 < fields.length; i += 3) {
-    const pair = fields[i + 2] as string;
-    const newline = pair.indexOf('\n');
-    entries.push({
-      scope: fields[i] as string,
-      origin: fields[i + 1] as string,
-      key: newline < 0 ? pair : pair.slice(0, newline),
-      value: newline < 0 ? '' : pair.slice(newline + 1),
-    });
-  }
+  for (let i = 0; i + 2 < fields.length; i += 3) entries.push({ scope: fields[i] as string, origin: fields[i + 1] as string, ...keyAndValue(fields[i + 2] as string) });
   return entries;
+}
+
+/** `key\nvalue` as `git config -z` prints an entry (a key alone: a value-less boolean). */
+export function keyAndValue(pair: string): { key: string; value: string } {
+  const newline = pair.indexOf('\n');
+  return { key: newline < 0 ? pair : pair.slice(0, newline), value: newline < 0 ? '' : pair.slice(newline + 1) };
 }
 
 /**
@@ -110,13 +107,26 @@ export function standardConfigFiles(globalOptions: readonly string[], cwd: strin
   ];
 }
 
-/** `<cwd>/.git`: the git dir itself, or a file naming it (a linked worktree's). */
+/**
+ * `<cwd>/.git`: the git dir itself, or a file naming it (a linked worktree's), if git would take it for one; anything
+ * else (git would look upwards, and print its files relative to a toplevel that is not cwd) is not named.
+ */
 function discoveredGitDir(cwd: string): { gitDir: string; pointers: string[] } | undefined {
   const dotGit = path.join(cwd, '.git');
   const content = readSmall(dotGit);
-  if (content === 'folder') return { gitDir: dotGit, pointers: [dotGit] };
-  const named = content ? /^gitdir: (.+)$/m.exec(content.toString('utf8'))?.[1]?.trim() : undefined;
-  return named ? { gitDir: path.resolve(cwd, named), pointers: [dotGit] } : undefined;
+  const named = content && content !== 'folder' ? /^gitdir: (.+)$/m.exec(content.toString('utf8'))?.[1]?.trim() : undefined;
+  const gitDir = content === 'folder' ? dotGit : named ? path.resolve(cwd, named) : undefined;
+  return gitDir && isGitDirectory(gitDir) ? { gitDir, pointers: [dotGit] } : undefined;
+}
+
+/** setup.c's is_git_directory: `objects/` and `refs/` in the common dir, and a HEAD that is a ref or an object id. */
+function isGitDirectory(gitDir: string): boolean {
+  const commondir = readSmall(path.join(gitDir, 'commondir'));
+  if (commondir === 'folder') return false;
+  const common = commondir ? path.resolve(gitDir, commondir.toString('utf8').trim()) : gitDir;
+  const head = readSmall(path.join(gitDir, 'HEAD'));
+  const headValid = head !== undefined && head !== 'folder' && /^(ref: refs\/|[0-9a-f]{40}\b|[0-9a-f]{64}\b)/.test(head.toString('utf8'));
+  return headValid && readSmall(path.join(common, 'objects')) === 'folder' && readSmall(path.join(common, 'refs')) === 'folder';
 }
 
 /** The global and system files git reads (present or not) under this environment. */
@@ -135,10 +145,14 @@ function userConfigFiles(env: NodeJS.ProcessEnv): string[] {
 
 /**
  * The files the look-up's answer shows git read (each entry's origin) and every file an include names, resolved as
- * git resolves them; undefined when one cannot be named (`~user/`, `%(prefix)/`, an origin that is not a file).
+ * git resolves them; undefined when one cannot be named (`~user/`, `%(prefix)/`, an origin that is not a file), or
+ * when the repository's own entries (local, worktree scope) came from a file that is neither one of `expected` (the
+ * repository's files standardConfigFiles named) nor an include's: git found another repository than the one we
+ * watch (a `.git` in cwd that is not a git dir sends git upwards), and its file could change unseen.
  */
-export function filesNamedBy(entries: readonly OriginEntry[], cwd: string, env: NodeJS.ProcessEnv): string[] | undefined {
+export function filesNamedBy(entries: readonly OriginEntry[], cwd: string, env: NodeJS.ProcessEnv, expected: readonly string[]): string[] | undefined {
   const files = new Set<string>();
+  const includes = new Set<string>();
   for (const entry of entries) {
     const origin = originFile(entry.origin, cwd);
     if (origin === undefined) return undefined;
@@ -146,10 +160,12 @@ export function filesNamedBy(entries: readonly OriginEntry[], cwd: string, env: 
     if (entry.key === 'include.path' || /^includeif\..+\.path$/.test(entry.key)) {
       const target = includeTarget(entry.value, origin, env);
       if (!target) return undefined;
-      files.add(target);
+      includes.add(target);
     }
   }
-  return [...files];
+  const repositoryOwn = entries.filter((e) => e.scope === 'local' || e.scope === 'worktree').map((e) => originFile(e.origin, cwd) as string);
+  if (repositoryOwn.some((file) => !expected.includes(file) && !includes.has(file))) return undefined;
+  return [...new Set([...files, ...includes])];
 }
 
 /** The file an origin names ('' for the command line), or undefined for any other origin. */

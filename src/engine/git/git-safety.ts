@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { filesNamedBy, fingerprints, lookupKey, parseOriginEntries, standardConfigFiles, type OriginEntry } from './config-watch';
+import { filesNamedBy, fingerprints, keyAndValue, lookupKey, parseOriginEntries, standardConfigFiles, type OriginEntry } from './config-watch';
 
 /*
  * What every git process Caesar starts runs with (issue 22): nothing executes that the user did not set up. An agent
@@ -132,11 +132,7 @@ interface FilterEntry extends ConfigEntry {
 export function parseConfigEntries(output: string): ConfigEntry[] {
   const fields = output.split('\0');
   const entries: ConfigEntry[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const pair = fields[i + 1] as string;
-    const newline = pair.indexOf('\n');
-    entries.push({ scope: fields[i] as string, key: newline < 0 ? pair : pair.slice(0, newline), value: newline < 0 ? '' : pair.slice(newline + 1) });
-  }
+  for (let i = 0; i + 1 < fields.length; i += 2) entries.push({ scope: fields[i] as string, ...keyAndValue(fields[i + 1] as string) });
   return entries;
 }
 
@@ -254,7 +250,8 @@ export async function repositoryOverrides(args: readonly string[], cwd: string, 
   if (output === undefined) return NO_OVERRIDES;
   const entries = parseOriginEntries(output);
   const answer = overridesOf(entries.filter((e) => LOOKED_UP.test(e.key)));
-  if (key !== undefined) remember(key, answer, entries, cwd, lookupEnv, before && beforePrints ? { files: before, prints: beforePrints } : undefined);
+  if (key !== undefined && standard && before && beforePrints) remember(key, answer, entries, { cwd, env: lookupEnv, standard }, { files: before, prints: beforePrints });
+  else if (key !== undefined) lookups.delete(key);
   return answer;
 }
 
@@ -279,13 +276,12 @@ function remember(
   key: string,
   answer: RepositoryOverrides,
   entries: readonly OriginEntry[],
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  before: { files: string[]; prints: string[] } | undefined,
+  call: { cwd: string; env: NodeJS.ProcessEnv; standard: readonly string[] },
+  before: { files: string[]; prints: string[] },
 ): void {
   lookups.delete(key);
-  const named = before && filesNamedBy(entries, cwd, env);
-  if (!before || !named) return;
+  const named = filesNamedBy(entries, call.cwd, call.env, call.standard);
+  if (!named) return;
   const files = [...before.files, ...named.filter((f) => !before.files.includes(f))];
   const prints = fingerprints(files);
   if (!prints) return;

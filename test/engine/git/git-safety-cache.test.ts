@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { runGit, verifiedWorktreeRepo, withTempIndex, worktreeGitArgs } from '../../../src/engine/git';
@@ -121,6 +121,20 @@ describe('engine/git: the look-up is reused only while no config file changed', 
     } finally {
       rmSync(shm, { recursive: true, force: true });
     }
+  });
+
+  it('a call whose cwd holds a `.git` that is not a git dir (git looks upwards) is never answered from the cache', async () => {
+    const repo = makeRepo({ 'a.txt': 'one\n', '.gitattributes': '*.txt filter=late\n' });
+    const marker = path.join(tempDir(), 'ran.log');
+    const sub = path.join(repo, 'sub');
+    mkdirSync(path.join(sub, '.git'), { recursive: true }); // empty: git skips it and finds the repository above
+    const lookups = countGit();
+    await runGit(['ls-files', '-m'], { cwd: sub });
+    appendFileSync(path.join(repo, '.git', 'config'), filterText('late', marker));
+    writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\n');
+    await runGit(['add', '--', ':(top)a.txt'], { cwd: sub, env: { GIT_INDEX_FILE: path.join(tempDir(), 'index') } });
+    assert.equal(existsSync(marker), false, existsSync(marker) ? readFileSync(marker, 'utf8') : '');
+    assert.equal(lookups(), 2);
   });
 
   it('GIT_CONFIG in the environment Caesar was given does not hide the repository\'s filters from the look-up', async () => {
