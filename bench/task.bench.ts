@@ -219,7 +219,7 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         const runCold = (agent: string, isolation: string, onSpawn?: (pid: number) => void) => runOurs(agent, isolation, onSpawn, NO_WARM);
         Object.assign(out, await peakMemory(runCold, cleanupOurs('worktree'), runs, 'no_warm_'));
         Object.assign(out, await idleHolds(cli, env));
-        Object.assign(out, await conclusionGit(repo, env, runOurs, () => lastTask, cleanupOurs('worktree')));
+        Object.assign(out, await conclusionGit(repo, env, runOurs, () => lastTask, cleanupOurs('worktree'), runs));
       }
       if (size === 2000 && referenceRepo) {
         const runTheirs = (agent: string, isolation: string, onSpawn?: (pid: number) => void) => runReference(reference!, referenceRepo, agent, isolation, onSpawn);
@@ -373,6 +373,8 @@ async function idleHolds(cli: string, env: NodeJS.ProcessEnv): Promise<Record<st
 /**
  * The git processes of one task (2k files, worktree, an agent that exits at once), counted through a logging `git`
  * on PATH: all of them, and those after the agent's last instruction (the conclusion: checkout guard, diff, result).
+ * Over `runs` tasks: the counts of the last, and the conclusion's time, from the agent's last instruction to the
+ * task's `ended_at` (the conclusion written, before the slot is given back), median and spread.
  */
 async function conclusionGit(
   repo: string,
@@ -380,16 +382,32 @@ async function conclusionGit(
   runOurs: (agent: string, isolation: string, onSpawn?: (pid: number) => void, extraEnv?: NodeJS.ProcessEnv) => Promise<void>,
   lastTask: () => string,
   cleanup: () => void,
+  runs = 1,
 ): Promise<Record<string, number | string>> {
   const log = path.join(benchDir('caesar-bench-gitlog-'), 'git.log');
   remember(path.dirname(log));
-  writeFileSync(log, '');
-  // Unsandboxed: the sandbox keeps the marker file out of the task folder, and the conclusion's git work is the same.
-  await runOurs('ender', 'worktree', undefined, { ...NO_WARM_ENV, CAESAR_SANDBOX: 'off', PATH: `${countingGit(log)}:${env.PATH ?? ''}` });
-  const ended = BigInt(readFileSync(path.join(repo, '.caesar', 'tasks', lastTask(), 'report.json.ended'), 'utf8').trim());
-  const calls = gitCalls(log, ended);
-  cleanup();
-  return { git_processes_per_task: calls.total, git_processes_in_conclusion: calls.afterAgent, git_conclusion_commands: calls.commands.join(' | ') };
+  let calls: ReturnType<typeof gitCalls> | undefined;
+  const spans: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    writeFileSync(log, '');
+    // Unsandboxed: the sandbox keeps the marker file out of the task folder, and the conclusion's git work is the same.
+    await runOurs('ender', 'worktree', undefined, { ...NO_WARM_ENV, CAESAR_SANDBOX: 'off', PATH: `${countingGit(log)}:${env.PATH ?? ''}` });
+    const folder = path.join(repo, '.caesar', 'tasks', lastTask());
+    const ended = BigInt(readFileSync(path.join(folder, 'report.json.ended'), 'utf8').trim());
+    const endedAt = /"ended_at":\s*"([^"]+)"/.exec(readFileSync(path.join(folder, 'state.json'), 'utf8'))?.[1];
+    if (endedAt) spans.push(Date.parse(endedAt) - Number(ended / 1_000_000n));
+    calls = gitCalls(log, ended);
+    cleanup();
+  }
+  const span = spread(spans);
+  return {
+    git_processes_per_task: calls?.total ?? NaN,
+    git_processes_in_conclusion: calls?.afterAgent ?? NaN,
+    git_conclusion_commands: calls?.commands.join(' | ') ?? '',
+    conclusion_ms_min: span.min,
+    conclusion_ms_median: span.median,
+    conclusion_ms_max: span.max,
+  };
 }
 
 const NO_WARM_ENV = { CAESAR_WARM_SUPERVISOR: '0' };

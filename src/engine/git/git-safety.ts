@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { filesNamedBy, fingerprints, keyAndValue, lookupKey, parseOriginEntries, standardConfigFiles, type OriginEntry } from './config-watch';
 
 /*
  * What every git process Caesar starts runs with (issue 22): nothing executes that the user did not set up. An agent
@@ -12,7 +13,8 @@ import { spawn } from 'node:child_process';
  *  - external diff and textconv: the porcelain diff commands get `--no-ext-diff --no-textconv` (plumbing runs
  *    neither; an empty `diff.external` or driver command would make git try to run "" and fail);
  *  - filter drivers (clean/smudge/process): the repository's config cannot be switched off for one section, so the
- *    filters it defines are read first (one `git config` process) and overridden in git's command-line scope
+ *    filters it defines are read first (one `git config` process, its answer reused while no config file changes:
+ *    repositoryOverrides) and overridden in git's command-line scope
  *    (GIT_CONFIG_KEY_<n>, see configEnv), which wins over every file: back to the user's own global/system
  *    definition (git-lfs keeps working), or empty with `required=false` (an empty command is "no filter";
  *    `required` would otherwise make git die). Files that `include.path`/`includeIf` pull in count as the including
@@ -130,18 +132,19 @@ interface FilterEntry extends ConfigEntry {
 export function parseConfigEntries(output: string): ConfigEntry[] {
   const fields = output.split('\0');
   const entries: ConfigEntry[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const pair = fields[i + 1] as string;
-    const newline = pair.indexOf('\n');
-    entries.push({ scope: fields[i] as string, key: newline < 0 ? pair : pair.slice(0, newline), value: newline < 0 ? '' : pair.slice(newline + 1) });
-  }
+  for (let i = 0; i + 1 < fields.length; i += 2) entries.push({ scope: fields[i] as string, ...keyAndValue(fields[i + 1] as string) });
   return entries;
 }
 
-/** The filter entries among them, with the filter's name (a subsection, which may itself hold dots). */
+/** The filter entries in `scope\0key\nvalue\0` output, with the filter's name. */
 export function parseFilterEntries(output: string): FilterEntry[] {
+  return filterEntriesOf(parseConfigEntries(output));
+}
+
+/** The filter entries among them, with the filter's name (a subsection, which may itself hold dots). */
+function filterEntriesOf(all: readonly ConfigEntry[]): FilterEntry[] {
   const entries: FilterEntry[] = [];
-  for (const entry of parseConfigEntries(output)) {
+  for (const entry of all) {
     const match = /^filter\.(.+)\.([^.]+)$/.exec(entry.key);
     if (match) entries.push({ ...entry, name: match[1] as string, key: match[2] as string });
   }
@@ -199,30 +202,96 @@ export interface RepositoryOverrides {
   lazyFetch: boolean;
 }
 
-/** The config keys the look-up reads. */
-const LOOKED_UP = '^(filter\\..+|merge\\..+\\.driver|extensions\\.partialclone|remote\\..+\\.(promisor|uploadpack|receivepack)|core\\.(sshcommand|gitproxy|askpass)|credential\\..+)$';
+/** The config keys whose entries decide the overrides (the look-up lists every entry: includes are named too). */
+const LOOKED_UP = /^(filter\..+|merge\..+\.driver|extensions\.partialclone|remote\..+\.(promisor|uploadpack|receivepack)|core\.(sshcommand|gitproxy|askpass)|credential\..+)$/;
+
+const NO_OVERRIDES: RepositoryOverrides = { pairs: [], lazyFetch: false };
+
+/**
+ * Answers of earlier look-ups, by lookupKey, with the fingerprint of every config file they depend on
+ * (config-watch.ts). `complete`: every one of those files was fingerprinted before the look-up too and none changed
+ * while it ran, so the answer is the one for exactly these contents. A first look-up that found files it could not
+ * know beforehand (an include target, a system file elsewhere than /etc/gitconfig) is not complete: the next call
+ * looks up again, with those files fingerprinted before, and that answer is the one reused.
+ */
+interface CachedLookup {
+  files: string[];
+  prints: string[];
+  answer: RepositoryOverrides;
+  complete: boolean;
+}
+const lookups = new Map<string, CachedLookup>();
+/** A handful per task (the worktree, the checkout, with or without a ceiling); a long-lived process starts over. */
+const MAX_CACHED = 64;
 
 /**
  * The overrides for one git call: the call's own global options (`--git-dir`, `--work-tree`) name the repository
  * whose config is read. Commands that convert no content skip the look-up: no filter, and no lazy fetch either
  * (without one, lazy fetching stays off). A look-up git cannot answer (a missing directory, an unreadable config)
  * adds no filter override and leaves lazy fetching off: the call itself then meets the same error.
+ *
+ * The look-up's answer is reused, without a process, for a call with the same cwd, global options and environment
+ * while every config file it depends on has the same identity and content (config-watch.ts says which files and why
+ * that suffices): a filter planted in any of them between two calls makes the second look up again.
  */
 export async function repositoryOverrides(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<RepositoryOverrides> {
-  if (!mayRunFilters(args)) return { pairs: [], lazyFetch: false };
+  if (!mayRunFilters(args)) return NO_OVERRIDES;
   const globalOptions = args.slice(0, subcommandIndex(args));
-  const lookup = [...SAFE_GIT_OPTIONS, ...globalOptions, 'config', '--show-scope', '--includes', '-z', '--get-regexp', LOOKED_UP];
-  const output = await new Promise<string | undefined>((resolve) => {
+  // GIT_CONFIG makes `git config` (only it) read that one file instead: the look-up would miss the repository's.
+  const lookupEnv = { ...env };
+  delete lookupEnv.GIT_CONFIG;
+  const key = lookupKey(globalOptions, cwd, lookupEnv);
+  const cached = key === undefined ? undefined : lookups.get(key);
+  if (cached?.complete && samePrints(fingerprints(cached.files), cached.prints)) return cached.answer;
+  const standard = key === undefined ? undefined : standardConfigFiles(globalOptions, cwd, lookupEnv);
+  const before = standard && [...new Set([...standard, ...(cached?.files ?? [])])];
+  const beforePrints = before && fingerprints(before);
+  const output = await lookUp(globalOptions, cwd, lookupEnv);
+  if (output === undefined) return NO_OVERRIDES;
+  const entries = parseOriginEntries(output);
+  const answer = overridesOf(entries.filter((e) => LOOKED_UP.test(e.key)));
+  if (key !== undefined && standard && before && beforePrints) remember(key, answer, entries, { cwd, env: lookupEnv, standard }, { files: before, prints: beforePrints });
+  else if (key !== undefined) lookups.delete(key);
+  return answer;
+}
+
+/** One `git config` process: every entry, with its scope and the file it came from, includes followed. */
+function lookUp(globalOptions: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const lookup = [...SAFE_GIT_OPTIONS, ...globalOptions, 'config', '--show-scope', '--show-origin', '--includes', '-z', '--list'];
+  return new Promise<string | undefined>((resolve) => {
     const child = spawn('git', lookup, { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
     const out: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.on('error', () => resolve(undefined));
-    // 1: none of the keys is set anywhere.
-    child.on('close', (code) => resolve(code === 0 ? Buffer.concat(out).toString('utf8') : code === 1 ? '' : undefined));
+    child.on('close', (code) => resolve(code === 0 ? Buffer.concat(out).toString('utf8') : undefined));
   });
-  if (!output) return { pairs: [], lazyFetch: false };
-  const entries = parseConfigEntries(output);
-  return { pairs: [...filterOverrides(parseFilterEntries(output)), ...mergeDriverOverrides(entries)], lazyFetch: lazyFetchAllowed(entries) };
+}
+
+function overridesOf(entries: readonly ConfigEntry[]): RepositoryOverrides {
+  return { pairs: [...filterOverrides(filterEntriesOf(entries)), ...mergeDriverOverrides(entries)], lazyFetch: lazyFetchAllowed(entries) };
+}
+
+/** Keeps the answer with the fingerprints of every file it depends on; drops any earlier one when that fails. */
+function remember(
+  key: string,
+  answer: RepositoryOverrides,
+  entries: readonly OriginEntry[],
+  call: { cwd: string; env: NodeJS.ProcessEnv; standard: readonly string[] },
+  before: { files: string[]; prints: string[] },
+): void {
+  lookups.delete(key);
+  const named = filesNamedBy(entries, call.cwd, call.env, call.standard);
+  if (!named) return;
+  const files = [...before.files, ...named.filter((f) => !before.files.includes(f))];
+  const prints = fingerprints(files);
+  if (!prints) return;
+  const complete = files.length === before.files.length && samePrints(prints, before.prints);
+  if (lookups.size >= MAX_CACHED) lookups.clear();
+  lookups.set(key, { files, prints, answer, complete });
+}
+
+function samePrints(now: readonly string[] | undefined, then: readonly string[]): boolean {
+  return now !== undefined && now.length === then.length && now.every((p, i) => p === then[i]);
 }
 
 /** The filter overrides alone (repositoryOverrides' pairs). */

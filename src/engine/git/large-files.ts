@@ -88,10 +88,10 @@ export function parseListing(output: Buffer): Array<{ path: string; action: TooL
  * The too large files of the work tree at `gitRoot` (new or changed, outside `exclusions`), for an in-place snapshot
  * or diff, whose `git add -A` would otherwise hash every byte of them.
  */
-export async function tooLargeInWorkTree(gitRoot: string, exclusions: readonly string[]): Promise<TooLargeFile[]> {
+export async function tooLargeInWorkTree(gitRoot: string, exclusions: readonly string[], env: Record<string, string> = {}): Promise<TooLargeFile[]> {
   const listing = await runGit(['ls-files', '--others', '--modified', '--exclude-standard', '-t', '-z', '--', '.', ...exclusions], {
     cwd: gitRoot,
-    env: { GIT_OPTIONAL_LOCKS: '0' },
+    env: { ...env, GIT_OPTIONAL_LOCKS: '0' },
   });
   return findTooLarge(gitRoot, parseListing(listing.stdout));
 }

@@ -140,13 +140,17 @@ const READ_ONLY = { GIT_OPTIONAL_LOCKS: '0' };
 export async function takeSnapshot(workspace: string, known?: SnapshotRepo): Promise<Snapshot> {
   // `known`: the caller has just asked git for the workspace's toplevel and index (repoState), no need to ask again.
   const repo = known ?? (await snapshotRepo(workspace));
+  // git kept at the toplevel, as the end's comparison (repoOfSnapshot) keeps it: the same environment lets both
+  // reuse one filter look-up (git-safety.ts) while the repository's config is unchanged.
+  const stay = stayAt(repo.gitRoot);
   // Sized while the index is copied: a huge file is kept out of `git add -A`, which would hash every byte of it.
-  const sizing = tooLargeInWorkTree(repo.gitRoot, caesarExcludes());
+  const sizing = tooLargeInWorkTree(repo.gitRoot, caesarExcludes(), stay);
   sizing.catch(() => undefined);
   let tooLarge: TooLargeFile[] = [];
   const tree = await withTempIndex(
     repo.gitRoot,
-    async (env) => {
+    async (index) => {
+      const env = { ...index, ...stay };
       tooLarge = await sizing;
       await addEverything(repo.gitRoot, env, tooLarge);
       return gitText(['write-tree'], repo.gitRoot, env);
@@ -163,7 +167,7 @@ export async function takeSnapshot(workspace: string, known?: SnapshotRepo): Pro
  */
 export async function inplaceDiff(workspace: string, before: Snapshot, excluded: readonly string[], options: DiffOptions = {}): Promise<DiffResult> {
   const { repo, stay } = await repoOfSnapshot(workspace, before);
-  const sizing = tooLargeInWorkTree(repo.gitRoot, caesarExcludes());
+  const sizing = tooLargeInWorkTree(repo.gitRoot, caesarExcludes(), stay);
   sizing.catch(() => undefined);
   return withTempIndex(
     repo.gitRoot,
@@ -188,17 +192,25 @@ export async function inplaceDiff(workspace: string, before: Snapshot, excluded:
  * vanished fails the comparison as `rev-parse` would, instead of git finding an enclosing one.
  */
 async function repoOfSnapshot(workspace: string, before: Snapshot): Promise<{ repo: SnapshotRepo; stay: Record<string, string> }> {
-  const parent = path.dirname(before.gitRoot);
-  // A ceiling that is the root itself, or that the variable's list would split in two, would not hold: ask git.
-  const ceilingHolds = parent !== before.gitRoot && !parent.includes(path.delimiter);
-  if (before.indexFile && path.resolve(workspace) === before.gitRoot && ceilingHolds) {
-    return { repo: { gitRoot: before.gitRoot, indexFile: before.indexFile }, stay: { GIT_CEILING_DIRECTORIES: parent } };
+  const stay = stayAt(before.gitRoot);
+  if (before.indexFile && path.resolve(workspace) === before.gitRoot && stay.GIT_CEILING_DIRECTORIES) {
+    return { repo: { gitRoot: before.gitRoot, indexFile: before.indexFile }, stay };
   }
   const repo = await snapshotRepo(workspace);
   if (repo.gitRoot !== before.gitRoot) {
     throw new Error(`The snapshots belong to different repositories (${before.gitRoot} vs ${repo.gitRoot}).`);
   }
   return { repo, stay: {} };
+}
+
+/**
+ * GIT_CEILING_DIRECTORIES at the toplevel's parent: git works in that toplevel or fails, it never climbs to an
+ * enclosing repository. Empty when the ceiling would not hold (the root itself, or a path the variable's list would
+ * split in two).
+ */
+function stayAt(gitRoot: string): Record<string, string> {
+  const parent = path.dirname(gitRoot);
+  return parent !== gitRoot && !parent.includes(path.delimiter) ? { GIT_CEILING_DIRECTORIES: parent } : {};
 }
 
 async function snapshotRepo(workspace: string): Promise<SnapshotRepo> {

@@ -3,7 +3,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { readRegularFileBounded } from '../../base/safe-read';
 import { readJsonFile } from '../store/atomic';
-import { gitText, runGit } from './git';
+import { gitText, gitdirOfDotGitFile, runGit } from './git';
 import { defaultBranch, worktreePath } from './worktree';
 import { isSafeId, type Finding } from '../../protocol';
 
@@ -51,8 +51,9 @@ const MAX_ENTRIES = 2_000;
 const MAX_DEPTH = 4;
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
 
-export async function takeRepositorySnapshot(gitRoot: string, taskId: string): Promise<RepositorySnapshot> {
-  const common = await fs.realpath(path.resolve(gitRoot, await gitText(['rev-parse', '--git-common-dir'], gitRoot)));
+/** `common`: the common dir when the caller has found it already (commonDirWithoutGit); otherwise git is asked. */
+export async function takeRepositorySnapshot(gitRoot: string, taskId: string, common?: string): Promise<RepositorySnapshot> {
+  common ??= await fs.realpath(path.resolve(gitRoot, await gitText(['rev-parse', '--git-common-dir'], gitRoot)));
   const [files, refs, config] = await Promise.all([watchedFiles(common), watchedRefs(gitRoot, taskId), configEntries(path.join(common, 'config'))]);
   return { common_dir: common, files, refs, ...(config ? { config_entries: config } : {}) };
 }
@@ -210,7 +211,10 @@ function short(oid: string | undefined): string {
 
 /** The task's end: the git dir compared with its record, each change a critical finding (listed in one, at most 50). */
 export async function repositoryChangeFindings(gitRoot: string, taskId: string, before: RepositorySnapshot): Promise<{ changes: string[]; findings: Finding[] }> {
-  const all = repositoryChanges(before, await takeRepositorySnapshot(gitRoot, taskId), taskId);
+  // The recorded common dir, when the checkout's `.git` still leads to it the plain way: one git process less at the
+  // task's end. Anything else (a link, a redirected `.git`) is asked of git, as at the start.
+  const common = await commonDirWithoutGit(gitRoot);
+  const all = repositoryChanges(before, await takeRepositorySnapshot(gitRoot, taskId, common === before.common_dir ? common : undefined), taskId);
   // result.json keeps at most MAX_LISTED: an agent that made 100,000 refs must not make it huge.
   const changes = all.length > MAX_LISTED ? [...all.slice(0, MAX_LISTED), `… and ${all.length - MAX_LISTED} more changes`] : all;
   const shown = changes.slice(0, MAX_FINDINGS);
@@ -226,6 +230,30 @@ export async function repositoryChangeFindings(gitRoot: string, taskId: string, 
 }
 
 const MAX_FINDINGS = 50;
+
+/**
+ * realpath of the common git dir as git finds it from a work tree's top without any GIT_* variable: `<top>/.git` is
+ * the git dir or a file naming it, and the git dir's `commondir` names the common dir (a linked worktree's). Undefined
+ * for anything else (a symlinked `.git`, an unreadable file), where git's own discovery must answer.
+ */
+export async function commonDirWithoutGit(gitRoot: string): Promise<string | undefined> {
+  const dotGit = path.join(gitRoot, '.git');
+  const stats = await fs.lstat(dotGit).catch(() => undefined);
+  let gitDir: string | undefined;
+  if (stats?.isDirectory()) gitDir = dotGit;
+  else if (stats?.isFile()) {
+    const named = gitdirOfDotGitFile((await readRegularFileBounded(dotGit, 64 * 1024).catch(() => Buffer.alloc(0))).toString('utf8'));
+    gitDir = named ? path.resolve(gitRoot, named) : undefined;
+  }
+  if (!gitDir) return undefined;
+  // Absent: the git dir is the common dir. Present but a link, a FIFO, unreadable: git's answer, not ours.
+  const commondir = await readRegularFileBounded(path.join(gitDir, 'commondir'), 64 * 1024).then(
+    (content) => content.toString('utf8').trim(),
+    (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? '' : undefined),
+  );
+  if (commondir === undefined) return undefined;
+  return fs.realpath(commondir ? path.resolve(gitDir, commondir) : gitDir).catch(() => undefined);
+}
 const MAX_LISTED = 1_000;
 
 /**

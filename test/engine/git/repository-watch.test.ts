@@ -1,8 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { baseRefPin, parseConfigEntries, repositoryChanges, takeRepositorySnapshot, type RepositorySnapshot } from '../../../src/engine/git/repository-watch';
+import { baseRefPin, commonDirWithoutGit, parseConfigEntries, repositoryChanges, takeRepositorySnapshot, type RepositorySnapshot } from '../../../src/engine/git/repository-watch';
 import { git, makeRepo } from '../runtime/helpers';
 
 /** The repository watch's snapshot (issue 22, item 2) on real repositories: what it reads, what it refuses to. */
@@ -23,6 +23,17 @@ describe('engine/git/repository-watch: the shared git dir snapshot', () => {
     assert.equal(first.refs['refs/heads/main'], git(r, 'rev-parse', 'HEAD'));
     writeFileSync(path.join(r, '.git/hooks/pre-push.sample'), 'x', { flag: 'a' });
     assert.deepEqual(repositoryChanges(first, await takeRepositorySnapshot(r, 't_a'), 't_a'), ['hooks/pre-push.sample changed']);
+  });
+
+  it('finds the common dir without git as git does (a checkout, a linked worktree), and gives up on a linked commondir', async () => {
+    const r = repo();
+    assert.equal(await commonDirWithoutGit(r), realpathSync(path.join(r, '.git')));
+    const wt = path.join(r, '.caesar', 'wt-x');
+    git(r, 'worktree', 'add', '-q', '--detach', wt, 'HEAD');
+    assert.equal(await commonDirWithoutGit(wt), realpathSync(path.resolve(wt, git(wt, 'rev-parse', '--git-common-dir').trim())));
+    // git follows a linked `commondir` to another common dir: that is git's to answer, never "no commondir".
+    symlinkSync(path.join(wt, '..'), path.join(r, '.git', 'commondir'));
+    assert.equal(await commonDirWithoutGit(r), undefined);
   });
 
   it('never follows a link or walks without bound: a symlinked hooks folder, a link to /dev/zero, 3,000 planted files', async () => {
