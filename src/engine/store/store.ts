@@ -27,6 +27,7 @@ import { AppliedDocSchema, MAX_BYTES, ResultDocSchema, type AppliedDoc, type Res
 import { ACTIVE_STATUSES, DiscardedDocSchema, LauncherRecordSchema, TaskStateSchema, type DiscardedDoc, type LauncherRecord, type ObservedStatus, type TaskState } from '../../protocol';
 import { isLiveJobState, slurmJobs, type SlurmJobState } from '../cluster/slurm';
 import { tailLines } from './tail';
+import { isRelayedTask, relayedSummary } from '../launch/delegation-socket';
 
 export interface TaskSummary {
   id: string;
@@ -136,6 +137,8 @@ export class TaskStore {
   }
 
   async summary(id: string): Promise<TaskSummary | undefined> {
+    // A sub-task started through the supervisor of the sandbox this runs in: its records are checked outside.
+    if (isRelayedTask(this.root, id)) return relayedSummary(id);
     const first = await this.readSummary(id);
     // A supervisor writes the final state, then exits. A state read just before that write and judged after the exit
     // (the liveness probe comes after the reads) would look lost: a "lost" verdict is confirmed by reading again, which

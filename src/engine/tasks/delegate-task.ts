@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { loadConfig, untrustedMessage, type LoadedConfig } from '../../config';
 import { delegate, type DelegateOptions } from '../launch/delegate';
-import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft } from '../resolve/resolve';
+import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft, type RefusalCode } from '../resolve/resolve';
+import { SupervisorRefusal, askSupervisor, delegationSocket, markRelayed } from '../launch/delegation-socket';
 import type { SkippedAgent } from '../../config';
 import { agentCatalogue } from './agents';
 
@@ -23,6 +24,8 @@ export interface DelegateTaskOptions {
   trusted?: boolean;
   /** Set on the launch after resolution (Continue with Feedback: the commit to start from and the task continued). */
   launch?: Pick<LaunchDraft, 'base_commit' | 'parent_task_id'>;
+  /** Applied to the resolved launch before the task is created; may refuse (the delegation server: never looser than the parent). */
+  tighten?: (launch: LaunchDraft) => Promise<LaunchDraft>;
 }
 
 export interface DelegatedTask {
@@ -49,6 +52,9 @@ export interface DelegatedTask {
 export async function delegateTask(root: string, request: DelegateTaskRequest, options: DelegateTaskOptions = {}): Promise<DelegatedTask> {
   const env = options.env ?? process.env;
   const absoluteRoot = path.resolve(root);
+  // Inside a sandboxed task, `.caesar/` is read-only: the task's supervisor starts the sub-task (delegation-socket.ts).
+  const socket = delegationSocket(env);
+  if (socket) return delegateThroughSupervisor(socket, absoluteRoot, request);
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ root: absoluteRoot, env, ...(options.trusted !== undefined ? { trusted: options.trusted } : {}) });
@@ -65,8 +71,23 @@ export async function delegateTask(root: string, request: DelegateTaskRequest, o
     ...(options.supervisorEnv ? { env: options.supervisorEnv } : {}),
     ...(options.cliScript ? { cliScript: options.cliScript } : {}),
   };
-  const launch: LaunchDraft = { ...resolution.launch, ...options.launch };
+  const resolved: LaunchDraft = { ...resolution.launch, ...options.launch };
+  const launch = options.tighten ? await options.tighten(resolved) : resolved;
   const pool = loaded.config.worktree.pool;
   const { id, taskDir, jobId } = await delegate({ ...launch, ...(pool ? { worktree_pool: pool } : {}), root: absoluteRoot }, delegateOptions);
   return { id, taskDir, root: absoluteRoot, launch, warnings: resolution.warnings, skipped: resolution.skipped, ...(jobId ? { jobId } : {}) };
+}
+
+/** The delegation sent to this task's supervisor, which decides it and starts the sub-task; its refusal is ours. */
+async function delegateThroughSupervisor(socket: string, root: string, request: DelegateTaskRequest): Promise<DelegatedTask> {
+  const { workspace, ...fields } = request;
+  let task: DelegatedTask;
+  try {
+    task = (await askSupervisor(socket, { op: 'delegate', root, workspace: path.resolve(workspace ?? root), request: fields })) as DelegatedTask;
+  } catch (err) {
+    if (err instanceof SupervisorRefusal) throw new DelegationRefusedError(err.code as RefusalCode, err.message);
+    throw err;
+  }
+  markRelayed(task.root, task.id);
+  return task;
 }
