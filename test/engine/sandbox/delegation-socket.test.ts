@@ -49,7 +49,9 @@ function taskIds(root: string): string[] {
     const root = makeRepo();
     const home = homeWith('[policy]\nmax_depth = 2\n');
     const run = `node "$CAESAR_CLI_JS" run --agent demo --json "Write NOTES.md please" > inner.json 2> inner.err; echo $? > inner.code`;
-    const { id } = await startFixture(root, {}, { ...probeAgent([['run', run]]), depth: 1, sandbox: { mode: 'required' } }, { HOME: home, CAESAR_DEMO_DELAY_MS: '5' });
+    // Another process inside (not the one that delegated) reads the child's log through the same supervisor.
+    const logs = `node "$CAESAR_CLI_JS" logs --root ${root} "$(node -p 'require("./inner.json").task_id')" > logs.out 2> logs.err`;
+    const { id } = await startFixture(root, {}, { ...probeAgent([['run', run], ['logs', logs]]), depth: 1, sandbox: { mode: 'required' } }, { HOME: home, CAESAR_DEMO_DELAY_MS: '5' });
     const parent = await waitForFinished(root, id, 90_000);
     const worktree = parent.state.worktree!;
     const inner = (name: string) => readFileSync(path.join(worktree, name), 'utf8');
@@ -58,6 +60,8 @@ function taskIds(root: string): string[] {
     const outcome = JSON.parse(inner('inner.json')) as { task_id: string; status: string; diff: { files: { path: string }[] } };
     assert.equal(outcome.status, 'succeeded', inner('inner.err'));
     assert.deepEqual(outcome.diff.files.map((f) => f.path), ['NOTES.md'], 'what the CLI inside printed is the child\'s verified result');
+    assert.match(inner('logs.out'), /finished/, `caesar logs inside: ${inner('logs.err')}`);
+    assert.doesNotMatch(inner('logs.err'), /unverified|not Caesar/i);
 
     // The child, as the host sees it: its own supervisor's sealed records, its parent recorded, confined as well.
     const child = await new TaskStore(root).summary(outcome.task_id);
@@ -112,6 +116,29 @@ function taskIds(root: string): string[] {
     assert.deepEqual(taskIds(root), [id], 'no task was created');
     assert.deepEqual(taskIds(other), [], 'nothing in the other repository either');
     assert.deepEqual(taskIds(home), [], 'nor in the folder the CLI named');
+  });
+
+  it("a task whose network is cut cannot open it through a sub-task: network on and checks refused, the child's cut", async () => {
+    const root = makeRepo();
+    const home = homeWith('[policy]\nmax_depth = 2\n');
+    const run = (name: string, args: string) => `node "$CAESAR_CLI_JS" run --agent demo ${args} "Write NOTES.md please" > ${name}.out 2> ${name}.err; echo $? > ${name}.code`;
+    const probes: Array<[string, string]> = [
+      ['on', run('on', '--network on')],
+      ['check', run('check', "--check 'curl http://example.com'")],
+      ['cut', run('cut', '--json')],
+    ];
+    const { id } = await startFixture(root, {}, { ...probeAgent(probes), depth: 1, network: false, network_cut: true, sandbox: { mode: 'required' } }, { HOME: home, CAESAR_DEMO_DELAY_MS: '5' });
+    const parent = await waitForFinished(root, id, 90_000);
+    const read = (name: string) => readFileSync(path.join(parent.state.worktree!, name), 'utf8');
+    assert.equal(parent.state.network, false, 'the parent ran with its network cut');
+    assert.equal(read('on.code').trim(), '2', read('on.err'));
+    assert.match(read('on.err'), /network is cut, so a sub-task's network cannot be on/);
+    assert.equal(read('check.code').trim(), '2', read('check.err'));
+    assert.match(read('check.err'), /a check runs on the host's network/);
+    assert.equal(read('cut.code').trim(), '0', read('cut.err'));
+    const child = await new TaskStore(root).summary((JSON.parse(read('cut.out')) as { task_id: string }).task_id);
+    assert.equal(child?.state.network, false, 'the child ran with its network cut as well');
+    assert.deepEqual(taskIds(root).sort(), [id, child!.id].sort(), 'the refused ones created nothing');
   });
 
   it('a delegation deeper than max_depth is refused, from the depth the supervisor knows', async () => {
