@@ -140,9 +140,21 @@ export function isRelayedTask(root: string, id: string): boolean {
   return relayed.size > 0 && delegationSocket() !== undefined && relayed.has(relayKey(root, id));
 }
 
-/** A relayed task's summary, as its supervisor read and verified it outside. */
-export async function relayedSummary(id: string): Promise<TaskSummary | undefined> {
+/**
+ * The summary of a sub-task, as the supervisor of the sandbox this process runs in read and verified it outside; `no`
+ * when there is no such supervisor or the task is none of its sub-tasks (the caller reads the folder itself). A task
+ * the supervisor vouched for is marked relayed: this process then takes its events as Caesar's too.
+ */
+export async function relayedSummary(root: string, id: string, taskFolderExists: () => boolean): Promise<{ summary: TaskSummary | undefined } | 'no'> {
   const socket = delegationSocket();
-  if (!socket) return undefined;
-  return ((await askSupervisor(socket, { op: 'summary', task_id: id })) ?? undefined) as TaskSummary | undefined;
+  // Only for a task of this root (its folder is there): the supervisor answers for its own root's tasks.
+  if (!socket || (!relayed.has(relayKey(root, id)) && !taskFolderExists())) return 'no';
+  try {
+    const summary = ((await askSupervisor(socket, { op: 'summary', task_id: id })) ?? undefined) as TaskSummary | undefined;
+    markRelayed(root, id);
+    return { summary };
+  } catch (err) {
+    if (err instanceof SupervisorRefusal && err.code === 'request:unknown_task') return 'no';
+    throw err;
+  }
 }

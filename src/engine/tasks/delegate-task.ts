@@ -54,7 +54,11 @@ export async function delegateTask(root: string, request: DelegateTaskRequest, o
   const absoluteRoot = path.resolve(root);
   // Inside a sandboxed task, `.caesar/` is read-only: the task's supervisor starts the sub-task (delegation-socket.ts).
   const socket = delegationSocket(env);
-  if (socket) return delegateThroughSupervisor(socket, absoluteRoot, request);
+  if (socket) {
+    // What a follow-up carries (a commit to start from) is no part of what the supervisor lets an agent ask for.
+    if (options.launch) throw new DelegationRefusedError('usage', 'Continuing a task is not available from inside a sandboxed task: delegate a new task instead (caesar run).');
+    return delegateThroughSupervisor(socket, absoluteRoot, request);
+  }
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ root: absoluteRoot, env, ...(options.trusted !== undefined ? { trusted: options.trusted } : {}) });
