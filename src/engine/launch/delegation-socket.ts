@@ -81,8 +81,20 @@ export function delegationSocket(env: NodeJS.ProcessEnv = process.env): string |
   return socket && path.isAbsolute(socket) ? socket : undefined;
 }
 
+/** Requests of this process, one at a time: the supervisor takes a few connections at once (`caesar ps` asks per task). */
+let inFlight: Promise<unknown> = Promise.resolve();
+
 /** One request, one reply: the reply's value, or a SupervisorRefusal. */
 export function askSupervisor(socket: string, request: SupervisorRequest): Promise<unknown> {
+  const asked = inFlight.then(
+    () => askOnce(socket, request),
+    () => askOnce(socket, request),
+  );
+  inFlight = asked.catch(() => undefined);
+  return asked;
+}
+
+function askOnce(socket: string, request: SupervisorRequest): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -108,6 +108,7 @@ export class DelegationServer {
       chunks.push(newline >= 0 ? chunk.subarray(0, newline) : chunk);
       if (newline < 0) return;
       answered = true;
+      connection.setTimeout(0); // the request is in: its answer may take longer (a slow disk, a queue of delegations)
       void this.answer(Buffer.concat(chunks).toString('utf8')).then((answer) => connection.end(`${JSON.stringify(answer)}\n`));
     });
   }
