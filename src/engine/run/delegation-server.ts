@@ -150,6 +150,7 @@ export class DelegationServer {
 
   private async delegate(request: Extract<SupervisorRequest, { op: 'delegate' }>): Promise<unknown> {
     if (this.children.size >= MAX_CHILDREN) throw new DelegationRefusedError('usage', `Refused: this task has already started ${MAX_CHILDREN} sub-tasks, the most one task may.`);
+    const started = Date.now();
     checkClaimedPlaces(this.parent, request);
     const fields = tightenRequest(this.parent, request.request);
     const task = await delegateTask(this.parent.root, { ...fields, workspace: this.parent.launch.workspace }, {
@@ -157,7 +158,7 @@ export class DelegationServer {
       tighten: (launch) => tightenLaunch(this.parent, launch),
     });
     this.children.add(task.id);
-    this.log(`delegated sub-task ${task.id} (${task.launch.agent}) for the agent`);
+    this.log(`delegated sub-task ${task.id} (${task.launch.agent}) for the agent in ${Date.now() - started} ms`);
     return task;
   }
 
