@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { loadConfig, untrustedMessage, type LoadedConfig } from '../../config';
 import { delegate, type DelegateOptions } from '../launch/delegate';
 import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft, type RefusalCode } from '../resolve/resolve';
-import { SupervisorRefusal, askSupervisor, delegationSocket, markRelayed } from '../launch/delegation-socket';
+import { DELEGATION_SOCKET_ENV, SupervisorRefusal, askSupervisor, delegationSocket, markRelayed } from '../launch/delegation-socket';
 import type { SkippedAgent } from '../../config';
 import { agentCatalogue } from './agents';
 
@@ -59,6 +59,8 @@ export async function delegateTask(root: string, request: DelegateTaskRequest, o
     if (options.launch) throw new DelegationRefusedError('usage', 'Continuing a task is not available from inside a sandboxed task: delegate a new task instead (caesar run).');
     return delegateThroughSupervisor(socket, absoluteRoot, request);
   }
+  // Inside the sandbox without the socket (an MCP server whose CLI thinned its environment): say so, not EROFS.
+  if (env.CAESAR_SANDBOXED) throw new DelegationRefusedError('usage', `This runs inside a sandboxed task, where .caesar/ is read-only, but without $${DELEGATION_SOCKET_ENV}, through which its supervisor delegates: keep that variable in the environment of the process that delegates (an MCP server's configuration may have to pass it on).`);
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ root: absoluteRoot, env, ...(options.trusted !== undefined ? { trusted: options.trusted } : {}) });

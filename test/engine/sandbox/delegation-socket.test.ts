@@ -93,6 +93,7 @@ function taskIds(root: string): string[] {
       ['oversized', `node ${REQUEST} oversized.json --oversized ${5 * 1024 * 1024}`],
       ['cancel', sendRaw('cancel.json', JSON.stringify({ op: 'cancel', task_id: 'not-my-child', by: 'cli' }))],
       ['cli', `node "$CAESAR_CLI_JS" run --agent demo --root "$HOME" "x" > cli.out 2> cli.err; echo $? > cli.code`],
+      ['no socket', `env -u CAESAR_DELEGATION_SOCKET node "$CAESAR_CLI_JS" run --agent demo "x" > nosocket.out 2> nosocket.err; echo $? > nosocket.code`],
     ];
     const { id } = await startFixture(root, {}, { ...probeAgent(probes), depth: 1, sandbox: { mode: 'required' } }, { HOME: home });
     const parent = await waitForFinished(root, id, 90_000);
@@ -113,6 +114,8 @@ function taskIds(root: string): string[] {
     refused('cancel.json', 'request:unknown_task', /not started by this task/);
     assert.equal(readFileSync(path.join(worktree, 'cli.code'), 'utf8').trim(), '2', 'the CLI inside exits as for any refused delegation');
     assert.match(readFileSync(path.join(worktree, 'cli.err'), 'utf8'), /only within its own repository/);
+    assert.equal(readFileSync(path.join(worktree, 'nosocket.code'), 'utf8').trim(), '2');
+    assert.match(readFileSync(path.join(worktree, 'nosocket.err'), 'utf8'), /inside a sandboxed task, .*without \$CAESAR_DELEGATION_SOCKET/);
     assert.deepEqual(taskIds(root), [id], 'no task was created');
     assert.deepEqual(taskIds(other), [], 'nothing in the other repository either');
     assert.deepEqual(taskIds(home), [], 'nor in the folder the CLI named');
