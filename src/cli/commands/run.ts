@@ -136,7 +136,8 @@ async function run(io: CliIo, objective: string, extraArgs: string[], opts: RunO
   for (const warning of delegated.warnings) io.err(`caesar: warning: ${termSafe(warning)}`);
 
   const { id } = delegated;
-  const store = new TaskStore(root);
+  // The root the task was created under (inside a sandboxed task, the supervisor's, not a worktree's).
+  const store = new TaskStore(delegated.root);
   const style = styleFor(io);
   if (!opts.json) io.err(`Task ${id} delegated to ${delegated.launch.agent}; following it (Ctrl-C cancels).`);
   // A fatal error reaches the user as an error event, then again inside the finished summary, state.error and the

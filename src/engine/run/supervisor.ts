@@ -41,6 +41,8 @@ import type { NetworkDecision } from '../sandbox/sandbox';
 import { WriteFault } from '../process/write-fault';
 import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget, type AfterRunPhase } from '../process/phase-watchdog';
 import type { WriterLease } from '../store/writer-lock';
+import { offerDelegation, type DelegationOffer } from './delegation-server';
+import { delegatingParent } from './delegation-policy';
 
 export interface SuperviseOptions {
   /** SIGTERM → SIGKILL grace for the agent's process group. Default $CAESAR_KILL_GRACE_MS or 5 s. */
@@ -101,6 +103,8 @@ class TaskRun {
   private launch?: LaunchSpec;
   private placement?: Placement;
   private sandbox?: PreparedSandbox;
+  /** The socket a sandboxed agent delegates through (delegation-server.ts). */
+  private delegation?: DelegationOffer;
 
   constructor(
     private readonly paths: TaskPaths,
@@ -159,6 +163,7 @@ class TaskRun {
       this.events.close();
       // Normally done by finalize() already; here for the paths that never reach it (a failure to record the failure).
       await this.releaseResources();
+      await this.delegation?.close().catch(() => undefined);
     }
   }
 
@@ -217,10 +222,12 @@ class TaskRun {
     await this.outbox.start();
     const translator = acp?.translator ?? adapter.createTranslator({ workspace: placement.workspace });
     const env = agentEnv(plan, this.paths, this.id, launch, adapter.envKeys ?? []);
+    this.delegation = await offerDelegation(delegatingParent(this.paths, launch, placement, network.cut), env, this.log);
     const sandbox = await this.confine(plan, env, launch, adapter, placement, true, network).catch(async (err: unknown) => {
       await restore();
       throw err;
     });
+    await this.delegation.settle(sandbox.record.confined);
     await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, network: task.network, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
     // The warm pool is topped up in the background, once the agent has its worktree and is running.
@@ -259,6 +266,7 @@ class TaskRun {
       result = await (acp ? acp.run(run, prompt) : runAgentProcess(run));
     } finally {
       await restore();
+      await this.delegation.close();
     }
     const sandboxFindings = await this.sandbox?.finish().catch((err: unknown) => {
       this.log(`taking the report back from the sandbox: ${describeError(err)}`);
@@ -299,7 +307,7 @@ class TaskRun {
       // That reason is the agent's (its own sandbox cannot nest in ours): a check is confined all the same.
       ...(cannotBeSandboxed ? { cannotBeSandboxed } : {}),
       ...(forAgent ? insidePlanOf(plan, launch, adapter) : {}),
-      ...(forAgent ? {} : { check: true }),
+      ...(forAgent ? { mounts: this.delegation?.mounts } : { check: true }),
       // The agent's network only: a check is the user's own command, on the host's network.
       ...(network?.cut ? { network: cutNetwork(network) } : {}),
     });

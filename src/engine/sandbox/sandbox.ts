@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { SpawnPlan } from '../../agents/types';
 import type { Finding, TaskPaths } from '../../protocol';
 import { bwrapArgs, wrapPlan } from './bwrap';
-import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, SESSION_ENV, TASK_VIEW_DIR, sandboxMounts } from './policy';
+import { AGENT_TASK_FILES, AGENT_TASK_LIVE, EMPTY_FILE, SESSION_ENV, TASK_VIEW_DIR, sandboxMounts, type Mount } from './policy';
 import { sandboxPreflight, type SandboxAvailability } from './preflight';
 import { agentStatePaths } from './agent-dirs';
 import { openBridge, type OpenBridge } from './network-bridge';
@@ -56,6 +56,8 @@ export interface SandboxRequest {
    * in by socat, and the filtering proxy when an endpoint is a host name. Absent: the host's network.
    */
   network?: CutNetwork;
+  /** More read-only places to show (the supervisor's delegation socket, run/delegation-server.ts). */
+  mounts?: Mount[];
 }
 
 export interface PreparedSandbox {
@@ -141,6 +143,7 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
       ),
       ...config.mounts,
       ...(bridge?.mounts ?? []),
+      ...(request.mounts ?? []),
     ];
     const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap', ...(objects?.env ?? {}) };
     if (!mounts.some((m) => m.kind === 'tmpfs' && m.path === request.env.TMPDIR)) setEnv.TMPDIR = '/tmp';

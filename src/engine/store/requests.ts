@@ -15,6 +15,7 @@ import { LauncherRecordSchema, TaskStateSchema, ACTIVE_STATUSES, type TaskStatus
 import { cancelSlurmJob } from '../cluster/slurm';
 import { readPendingQuestions } from './store';
 import { questionsClosedAt } from './questions-closed';
+import { SupervisorRefusal, askSupervisor, delegationSocket, type SupervisorRequest } from '../launch/delegation-socket';
 
 /**
  * Requests from processes other than a task's supervisor (DESIGN.md principle 2): they never write state.json or
@@ -40,6 +41,8 @@ export interface CancelOutcome {
 
 /** Asks the task's supervisor to cancel. A finished task has nothing to cancel; a second request is harmless. */
 export async function requestCancel(root: string, taskId: string, by = 'cli'): Promise<CancelOutcome> {
+  const socket = delegationSocket();
+  if (socket) return (await relayRequest(socket, { op: 'cancel', task_id: taskId, by: requesterOf(by) })) as CancelOutcome;
   const paths = pathsFor(root, taskId);
   const state = await readJsonFile(paths.state, TaskStateSchema);
   if (!state) throw new RequestError(`Unknown task "${taskId}".`, 'unknown_task');
@@ -72,6 +75,8 @@ export async function answerQuestion(
   text: string,
   by = 'cli',
 ): Promise<AnswerFile> {
+  const socket = delegationSocket();
+  if (socket) return (await relayRequest(socket, { op: 'answer', task_id: taskId, question_id: questionId, answer: text, by: requesterOf(by) })) as AnswerFile;
   const paths = pathsFor(root, taskId);
   try {
     assertSafeId(questionId, 'question id');
@@ -107,6 +112,24 @@ export async function answerQuestion(
     throw expired(questionId, after.expired_at);
   }
   return answer;
+}
+
+/**
+ * Inside a sandboxed task every task folder is read-only: an answer or a cancel goes to the task's supervisor, which
+ * files it for a sub-task it started (run/delegation-server.ts) and refuses any other; its RequestError comes back as one.
+ */
+async function relayRequest(socket: string, request: SupervisorRequest): Promise<unknown> {
+  try {
+    return await askSupervisor(socket, request);
+  } catch (err) {
+    if (!(err instanceof SupervisorRefusal)) throw err;
+    const code = err.code.startsWith('request:') ? (err.code.slice('request:'.length) as RequestError['code']) : 'unknown_task';
+    throw new RequestError(err.message, code);
+  }
+}
+
+function requesterOf(by: string): 'cli' | 'mcp' | 'mcp-elicitation' {
+  return by === 'mcp' || by === 'mcp-elicitation' ? by : 'cli';
 }
 
 function expired(questionId: string, expiredAt: string): RequestError {

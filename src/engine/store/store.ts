@@ -27,6 +27,8 @@ import { AppliedDocSchema, MAX_BYTES, ResultDocSchema, type AppliedDoc, type Res
 import { ACTIVE_STATUSES, DiscardedDocSchema, LauncherRecordSchema, TaskStateSchema, type DiscardedDoc, type LauncherRecord, type ObservedStatus, type TaskState } from '../../protocol';
 import { isLiveJobState, slurmJobs, type SlurmJobState } from '../cluster/slurm';
 import { tailLines } from './tail';
+import { relayedSummary } from '../launch/delegation-socket';
+import { existsSync } from 'node:fs';
 
 export interface TaskSummary {
   id: string;
@@ -136,6 +138,9 @@ export class TaskStore {
   }
 
   async summary(id: string): Promise<TaskSummary | undefined> {
+    // A sub-task started through the supervisor of the sandbox this runs in: its records are checked outside.
+    const relayed = await relayedSummary(this.root, id, () => existsSync(taskPaths(this.root, id).state));
+    if (relayed !== 'no') return relayed.summary;
     const first = await this.readSummary(id);
     // A supervisor writes the final state, then exits. A state read just before that write and judged after the exit
     // (the liveness probe comes after the reads) would look lost: a "lost" verdict is confirmed by reading again, which

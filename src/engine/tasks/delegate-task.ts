@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { loadConfig, untrustedMessage, type LoadedConfig } from '../../config';
 import { delegate, type DelegateOptions } from '../launch/delegate';
-import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft } from '../resolve/resolve';
+import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft, type RefusalCode } from '../resolve/resolve';
+import { DELEGATION_SOCKET_ENV, SupervisorRefusal, askSupervisor, delegationSocket, markRelayed } from '../launch/delegation-socket';
 import type { SkippedAgent } from '../../config';
 import { agentCatalogue } from './agents';
 
@@ -23,6 +24,8 @@ export interface DelegateTaskOptions {
   trusted?: boolean;
   /** Set on the launch after resolution (Continue with Feedback: the commit to start from and the task continued). */
   launch?: Pick<LaunchDraft, 'base_commit' | 'parent_task_id'>;
+  /** Applied to the resolved launch before the task is created; may refuse (the delegation server: never looser than the parent). */
+  tighten?: (launch: LaunchDraft) => Promise<LaunchDraft>;
 }
 
 export interface DelegatedTask {
@@ -49,6 +52,15 @@ export interface DelegatedTask {
 export async function delegateTask(root: string, request: DelegateTaskRequest, options: DelegateTaskOptions = {}): Promise<DelegatedTask> {
   const env = options.env ?? process.env;
   const absoluteRoot = path.resolve(root);
+  // Inside a sandboxed task, `.caesar/` is read-only: the task's supervisor starts the sub-task (delegation-socket.ts).
+  const socket = delegationSocket(env);
+  if (socket) {
+    // What a follow-up carries (a commit to start from) is no part of what the supervisor lets an agent ask for.
+    if (options.launch) throw new DelegationRefusedError('usage', 'Continuing a task is not available from inside a sandboxed task: delegate a new task instead (caesar run).');
+    return delegateThroughSupervisor(socket, absoluteRoot, request);
+  }
+  // Inside the sandbox without the socket (an MCP server whose CLI thinned its environment): say so, not EROFS.
+  if (env.CAESAR_SANDBOXED) throw new DelegationRefusedError('usage', `This runs inside a sandboxed task, where .caesar/ is read-only, but without $${DELEGATION_SOCKET_ENV}, through which its supervisor delegates: keep that variable in the environment of the process that delegates (an MCP server's configuration may have to pass it on).`);
   let loaded: LoadedConfig;
   try {
     loaded = await loadConfig({ root: absoluteRoot, env, ...(options.trusted !== undefined ? { trusted: options.trusted } : {}) });
@@ -65,8 +77,23 @@ export async function delegateTask(root: string, request: DelegateTaskRequest, o
     ...(options.supervisorEnv ? { env: options.supervisorEnv } : {}),
     ...(options.cliScript ? { cliScript: options.cliScript } : {}),
   };
-  const launch: LaunchDraft = { ...resolution.launch, ...options.launch };
+  const resolved: LaunchDraft = { ...resolution.launch, ...options.launch };
+  const launch = options.tighten ? await options.tighten(resolved) : resolved;
   const pool = loaded.config.worktree.pool;
   const { id, taskDir, jobId } = await delegate({ ...launch, ...(pool ? { worktree_pool: pool } : {}), root: absoluteRoot }, delegateOptions);
   return { id, taskDir, root: absoluteRoot, launch, warnings: resolution.warnings, skipped: resolution.skipped, ...(jobId ? { jobId } : {}) };
+}
+
+/** The delegation sent to this task's supervisor, which decides it and starts the sub-task; its refusal is ours. */
+async function delegateThroughSupervisor(socket: string, root: string, request: DelegateTaskRequest): Promise<DelegatedTask> {
+  const { workspace, ...fields } = request;
+  let task: DelegatedTask;
+  try {
+    task = (await askSupervisor(socket, { op: 'delegate', root, workspace: path.resolve(workspace ?? root), request: fields })) as DelegatedTask;
+  } catch (err) {
+    if (err instanceof SupervisorRefusal) throw new DelegationRefusedError(err.code as RefusalCode, err.message);
+    throw err;
+  }
+  markRelayed(task.root, task.id);
+  return task;
 }

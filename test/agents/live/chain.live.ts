@@ -216,10 +216,10 @@ describe('chain: the real claude delegates through caesar (MCP) to the real code
     // environment flows claude → its MCP server → the codex task's supervisor → codex, as it would for a user.
     const home = path.join(root, 'home');
     // The user opts in to recursion in their own (global) layer: a repository's config can only tighten the policy.
-    // And turns the sandbox off: an agent inside it cannot delegate (its task folders are read-only to it, which is the
-    // point of the sandbox; delegating from inside through the supervisor is not built yet — docs/sandbox.md).
+    // Both agents run sandboxed (`required`: a task that cannot be confined fails): claude's task folders are read-only
+    // to it, so its caesar_delegate, caesar_await and caesar_answer go through its task's supervisor (docs/sandbox.md).
     fs.mkdirSync(path.join(home, '.config', 'caesar'), { recursive: true });
-    fs.writeFileSync(path.join(home, '.config', 'caesar', 'config.toml'), '[policy]\nallow_recursion = true\n\n[sandbox]\nmode = "off"\n');
+    fs.writeFileSync(path.join(home, '.config', 'caesar', 'config.toml'), '[policy]\nallow_recursion = true\n\n[sandbox]\nmode = "required"\n');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...agentEnv('codex', responses.url, home),
@@ -290,6 +290,10 @@ describe('chain: the real claude delegates through caesar (MCP) to the real code
     assert.equal(state.depth, mainState.depth + 1, `a delegated task is one level below its parent: ${why}`);
     assert.equal(state.status, 'succeeded', why);
     assert.equal(state.report_source, 'channel', why);
+    // Both confined: the child was started by claude's supervisor, outside claude's sandbox, as a sandboxed task.
+    const sandboxOf = (dir: string) => readJson<{ sandbox?: { confined: boolean } }>(path.join(dir, 'state.json')).sandbox;
+    assert.deepEqual(sandboxOf(mainDir), { confined: true }, why);
+    assert.deepEqual(sandboxOf(childDir), { confined: true }, why);
 
     // The question went through the mailbox, answered by claude's caesar_answer, and reached codex's model.
     const questions = fs.readdirSync(path.join(childDir, 'questions')).filter((f) => f.endsWith('.json') && !f.startsWith('.'));
