@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { requestCancel } from '../../src/engine/tasks';
-import { makeRepo, runBuiltCli, runningTask, TEN_LINES, tenLinesWith } from '../engine/runtime/helpers';
+import { makeRepo, runBuiltCli, runningTask, TEN_LINES, withLine } from '../engine/runtime/helpers';
 
 describe('cli: caesar ps shows overlapping tasks and git\'s prediction (real running tasks, real git)', function () {
   this.timeout(120_000);
@@ -11,9 +11,9 @@ describe('cli: caesar ps shows overlapping tasks and git\'s prediction (real run
 
   before(async () => {
     repo = makeRepo({ 'shared.txt': TEN_LINES });
-    a = await runningTask(repo, { 'shared.txt': tenLinesWith(1, 'one, by A') });
-    b = await runningTask(repo, { 'shared.txt': tenLinesWith(10, 'ten, by B') });
-    c = await runningTask(repo, { 'shared.txt': tenLinesWith(1, 'one, by C') });
+    a = await runningTask(repo, { 'shared.txt': withLine(TEN_LINES, 1, 'one, by A') });
+    b = await runningTask(repo, { 'shared.txt': withLine(TEN_LINES, 10, 'ten, by B') });
+    c = await runningTask(repo, { 'shared.txt': withLine(TEN_LINES, 1, 'one, by C') });
   });
   after(async () => {
     for (const id of [a, b, c]) await requestCancel(repo, id).catch(() => undefined);

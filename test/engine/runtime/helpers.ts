@@ -1,3 +1,4 @@
+import { strict as assert } from 'node:assert';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, promises as fs, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -246,13 +247,18 @@ export function processesMatching(needle: string): number[] {
   return pids;
 }
 
-/** Ten numbered lines, for overlap tests whose tasks change the first, the last, or the first differently. */
-export const TEN_LINES = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
-
-/** TEN_LINES with line `n` (1-based) replaced by `text`. */
-export function tenLinesWith(n: number, text: string): string {
-  return TEN_LINES.split('\n').map((l, i) => (i === n - 1 ? text : l)).join('\n');
+/** `<prefix> 1` … `<prefix> n`, one a line: a file whose lines tasks change one by one (overlap, land). */
+export function numberedLines(prefix: string, n: number): string {
+  return Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
 }
+
+/** `text` with line `n` (1-based) replaced by `line`. */
+export function withLine(text: string, n: number, line: string): string {
+  return text.split('\n').map((l, i) => (i === n - 1 ? line : l)).join('\n');
+}
+
+/** Ten numbered lines, for overlap tests whose tasks change the first, the last, or the first differently. */
+export const TEN_LINES = numberedLines('line', 10);
 
 /** Starts a fixture task that writes `files` in its worktree, then stays running (sleeps) until cancelled. */
 export async function runningTask(repo: string, files: Record<string, string>, sleepMs = 120_000): Promise<string> {
@@ -262,6 +268,14 @@ export async function runningTask(repo: string, files: Record<string, string>, s
     const wrote = (f: string) => existsSync(path.join(s!.state.worktree!, f)) && readFileSync(path.join(s!.state.worktree!, f), 'utf8') === files[f];
     return s?.state.worktree && s.state.status === 'running' && Object.keys(files).every(wrote);
   }, 30_000);
+  return id;
+}
+
+/** Runs a fixture task that writes `files` in its worktree to its end, which must be success. */
+export async function finishedTask(root: string, files: Record<string, string>, overrides: Partial<DelegateInput> = {}): Promise<string> {
+  const { id } = await startFixture(root, { mode: 'success', files }, overrides);
+  const done = await waitForFinished(root, id);
+  assert.equal(done.state.status, 'succeeded', done.state.error);
   return id;
 }
 
