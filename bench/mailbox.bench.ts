@@ -3,22 +3,13 @@
  * (QuestionsRelay.expireUnanswered), after the relay has seen them all. Before the fix 2,000 had not expired after
  * 300 s. Moved here from test/reliability/mailbox-scale.test.ts, which keeps the behaviour and no time bound.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { EventsWriter } from '../src/engine/run/events-writer';
 import { QuestionsRelay } from '../src/engine/run/questions-relay';
+import { fileQuestions } from '../test/reliability/helpers';
 import { benchDir, cleanupBench, loadNote, remember, runsFromEnv } from './lib';
 
 const COUNT = Number(process.env.BENCH_QUESTIONS ?? 10_000);
-
-function fileQuestions(questionsDir: string, count: number): void {
-  mkdirSync(questionsDir, { recursive: true });
-  const at = new Date().toISOString();
-  for (let i = 0; i < count; i++) {
-    const id = `q${String(i).padStart(5, '0')}`;
-    writeFileSync(path.join(questionsDir, `${id}.json`), JSON.stringify({ id, question: `Question ${i}?`, asked_at: at }));
-  }
-}
 
 /** One expiry of COUNT relayed questions, in ms. */
 async function expireOnce(): Promise<number> {

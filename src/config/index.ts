@@ -1,6 +1,7 @@
 export * from './durations';
 export * from './errors';
 export * from './schema';
+export * from './layer-files';
 export * from './layers';
 export * from './programs';
 export * from './tighten';

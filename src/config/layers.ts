@@ -1,21 +1,9 @@
-import { existsSync, promises as fs, statSync } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
-import { parse, TomlError } from 'smol-toml';
-import type { z } from 'zod';
-import { ConfigError, type ConfigProblem } from './errors';
 import { DEFAULT_ROLES } from './roles';
 import {
-  AgentEntrySchema,
   DEFAULT_POLICY,
   DEFAULT_CHECK_TIMEOUT_MS,
-  LauncherLayerSchema,
-  LayerSchema,
   POLICY_TOML_KEY,
-  PolicyLayerSchema,
-  RoleSchema,
-  WorktreeLayerSchema,
   toRoleConfig,
   type AgentEntry,
   type CheckConfig,
@@ -30,139 +18,20 @@ import {
   type SandboxConfig,
   type WorktreeConfig,
 } from './schema';
-import { locateKey, type KeyPath } from './toml-source';
+import { homeDir, layerFiles, readLayer, type LayerFiles, type LoadedLayer } from './layer-files';
 import { describePrograms, namesPrograms, programsOf, type LayerPrograms } from './programs';
-import { tightenKey, type PolicyNote } from './tighten';
+import { applyRepositoryPolicy, mergeSandbox, type PolicyNote, type TightenedOrigins } from './tighten';
 import { configDigest, isTrusted } from './trust';
 
-/** The caesar directory name inside a root; kept here (not imported) so config stays independent of the task layout. */
-const CAESAR_DIR = '.caesar';
+/*
+ * The config layers merged into one: defaults, then global, project and local, each repository layer used whole only
+ * once trusted, and allowed only to tighten the user's policy and sandbox (src/config/tighten.ts). Where the files
+ * live and how one is read is src/config/layer-files.ts.
+ */
 
-export interface LayerFiles {
-  global: string;
-  /** Absent when no root is known (e.g. `caesar init --global` outside any project). */
-  project?: string;
-  local?: string;
-}
-
-/** $HOME wins over os.homedir(), so tests and sandboxes can move the global layer. */
-export function homeDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.HOME && env.HOME.trim() !== '' ? env.HOME : os.homedir();
-}
-
-export function layerFiles(root: string | undefined, home: string): LayerFiles {
-  const files: LayerFiles = { global: path.join(home, '.config', 'caesar', 'config.toml') };
-  if (root) {
-    files.project = path.join(root, CAESAR_DIR, 'config.toml');
-    files.local = path.join(root, CAESAR_DIR, 'config.local.toml');
-  }
-  return files;
-}
-
-/** The caesar root of a directory: the first ancestor holding `.caesar/` or `.git`, else the directory itself. */
-export function findRoot(start: string): string {
-  const absolute = path.resolve(start);
-  for (let dir = absolute; ; dir = path.dirname(dir)) {
-    if (isDirectory(path.join(dir, CAESAR_DIR)) || existsSync(path.join(dir, '.git'))) return dir;
-    if (path.dirname(dir) === dir) return absolute;
-  }
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-/** One config file as read from disk: its text (for locating and editing), its raw TOML and its validated form. */
-export interface LoadedLayer {
-  scope: LayerName;
-  file: string;
-  text: string;
-  raw: Record<string, unknown>;
-  data: Layer;
-}
-
-/** Reads and validates one layer; a missing file is `undefined`, never an error. */
-export async function readLayer(scope: LayerName, file: string): Promise<LoadedLayer | undefined> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return undefined;
-    throw new ConfigError(file, [{ key: '', message: (err as Error).message }], `Cannot read config file ${file}: ${(err as Error).message}`);
-  }
-  const raw = parseToml(file, text);
-  return { scope, file, text, raw, data: validateLayer(file, text, raw) };
-}
-
-export function parseToml(file: string, text: string): Record<string, unknown> {
-  try {
-    return parse(text) as Record<string, unknown>;
-  } catch (err) {
-    if (err instanceof TomlError) {
-      const firstLine = err.message.split('\n')[0] ?? err.message;
-      throw new ConfigError(
-        file,
-        [{ key: '', message: firstLine, line: err.line, column: err.column }],
-        `Invalid TOML file: ${file} (line ${err.line}, column ${err.column}) — ${firstLine}`,
-      );
-    }
-    throw err;
-  }
-}
-
-/** Known fields per table, for "unknown field" messages that suggest the right spelling. */
-const KNOWN_FIELDS: Record<string, readonly string[]> = {
-  '': Object.keys(LayerSchema.shape),
-  policy: Object.keys(PolicyLayerSchema.shape),
-  worktree: Object.keys(WorktreeLayerSchema.shape),
-  role: Object.keys(RoleSchema.shape),
-  agent: Object.keys(AgentEntrySchema.shape),
-  launcher: Object.keys(LauncherLayerSchema.shape),
-};
-
-export function validateLayer(file: string, text: string, raw: unknown): Layer {
-  const result = LayerSchema.safeParse(raw);
-  if (result.success) return result.data;
-  const problems = result.error.issues.flatMap((issue) => describeIssue(text, issue));
-  // In file order, so the first problem named is the first one a reader meets.
-  problems.sort((a, b) => (a.line ?? Number.MAX_SAFE_INTEGER) - (b.line ?? Number.MAX_SAFE_INTEGER));
-  throw new ConfigError(file, problems);
-}
-
-function describeIssue(text: string, issue: z.core.$ZodIssue): ConfigProblem[] {
-  const base = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-  if (issue.code === 'unrecognized_keys') {
-    const table = typeof base[0] === 'string' ? base[0] : '';
-    const known = KNOWN_FIELDS[base.length === 0 ? '' : table] ?? [];
-    return issue.keys.map((key) => {
-      const at = [...base, key];
-      return {
-        key: formatPath(at),
-        message: `unknown field (check for a typo${known.length ? `; known fields: ${known.join(', ')}` : ''})`,
-        line: locateKey(text, at),
-      };
-    });
-  }
-  return [{ key: formatPath(base), message: issue.message, line: locateKey(text, base) }];
-}
-
-/** `['role', 1, 'mode']` → `role[1].mode`. */
-export function formatPath(at: KeyPath): string {
-  return at.reduce<string>((out, part) => (typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${part}` : part), '');
-}
-
-export interface Provenance {
-  policy: Record<PolicyKey, Origin>;
-  /** Per denied agent, the layer that denies it (the repository's layers add to the user's list, never remove). */
-  deniedBy?: Record<string, Origin>;
+export interface Provenance extends TightenedOrigins {
   worktree: Record<keyof WorktreeConfig, Origin>;
   launcher: Record<keyof LauncherConfig, Origin>;
-  sandbox: Record<keyof SandboxConfig, Origin>;
   roles: Record<string, Origin>;
   agents: Record<string, Origin>;
   checks: Record<string, Origin>;
@@ -325,46 +194,6 @@ function withoutPrograms(layer: LoadedLayer, programs: LayerPrograms, why: strin
   return data;
 }
 
-const SANDBOX_STRICTNESS = { off: 0, auto: 1, required: 2 } as const;
-
-/**
- * `[sandbox]` from one layer. The user's own (global) layer decides freely; a repository's layers (project, local) can
- * only tighten it, as they can the policy: a stricter mode, more hidden paths; never `off` over `auto`, never more
- * writable paths — a cloned repository must not switch off the sandbox its own agents run in.
- */
-function mergeSandbox(sandbox: SandboxConfig, provenance: Provenance, scope: LayerName, asked: Layer['sandbox'], notes: string[]): void {
-  if (!asked) return;
-  const repository = scope !== 'global';
-  if (asked.mode !== undefined) {
-    if (!repository || SANDBOX_STRICTNESS[asked.mode] > SANDBOX_STRICTNESS[sandbox.mode ?? 'auto']) {
-      sandbox.mode = asked.mode;
-      provenance.sandbox.mode = scope;
-    } else if (asked.mode !== (sandbox.mode ?? 'auto')) {
-      notes.push(`[sandbox] mode = "${asked.mode}" from ${scope} ignored: a repository's configuration can only make the sandbox stricter (set it in ~/.config/caesar/config.toml).`);
-    }
-  }
-  if (asked.hide !== undefined) {
-    sandbox.hide = repository ? [...new Set([...sandbox.hide, ...asked.hide])] : [...asked.hide];
-    provenance.sandbox.hide = scope;
-  }
-  if (asked.read_write !== undefined) {
-    if (!repository) {
-      sandbox.read_write = [...asked.read_write];
-      provenance.sandbox.read_write = scope;
-    } else if (asked.read_write.length) {
-      notes.push(`[sandbox] read_write from ${scope} ignored: a repository's configuration cannot make more paths writable (set it in ~/.config/caesar/config.toml).`);
-    }
-  }
-  if (asked.allow_hosts !== undefined) {
-    if (!repository) {
-      sandbox.allow_hosts = [...asked.allow_hosts];
-      provenance.sandbox.allow_hosts = scope;
-    } else if (asked.allow_hosts.length) {
-      notes.push(`[sandbox] allow_hosts from ${scope} ignored: a repository's configuration cannot open the network of a task that has it cut (set it in ~/.config/caesar/config.toml).`);
-    }
-  }
-}
-
 /**
  * Defaults, then each layer in order: [policy]/[worktree] field by field (a declared list replaces the inherited one),
  * [[role]] by name and [[agent]] by id replaced whole, [models] key by key. Provenance is the last layer declaring.
@@ -451,23 +280,6 @@ export function mergeLayers(layers: Array<{ scope: LayerName; data: Layer }>): {
     provenance,
     notes,
   };
-}
-
-/** Applies what the repository's layers asked to the user's policy, tightening only; returns what was refused. */
-function applyRepositoryPolicy(policy: PolicyConfig, provenance: Provenance, asked: Map<PolicyKey, { value: unknown; scope: LayerName }>): PolicyNote[] {
-  const ceiling: PolicyConfig = { ...policy, allowed: [...policy.allowed], denied: [...policy.denied], env_allow: [...policy.env_allow] };
-  const notes: PolicyNote[] = [];
-  const userDenied = provenance.policy.denied;
-  provenance.deniedBy = Object.fromEntries(ceiling.denied.map((id) => [id, userDenied]));
-  for (const [key, { value, scope }] of asked) {
-    if (key === 'denied') for (const id of value as string[]) provenance.deniedBy[id] ??= scope;
-    const result = tightenKey(key, ceiling, value, scope);
-    if (result.note) notes.push({ key, scope, message: result.note });
-    if (isDeepStrictEqual(result.value, ceiling[key])) continue;
-    (policy as unknown as Record<string, unknown>)[key] = result.value;
-    provenance.policy[key] = scope;
-  }
-  return notes;
 }
 
 function policyKeyOf(tomlKey: string): PolicyKey {

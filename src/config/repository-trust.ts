@@ -1,4 +1,4 @@
-import { layerFiles, readLayer } from './layers';
+import { layerFiles, readLayer } from './layer-files';
 import { describePrograms, namesPrograms, programsOf } from './programs';
 import { configDigest, isTrusted, recordTrust } from './trust';
 

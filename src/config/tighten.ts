@@ -1,5 +1,6 @@
+import { isDeepStrictEqual } from 'node:util';
 import { layerFileLabel } from './policy';
-import type { LayerName, PermissionPolicy, PolicyConfig, PolicyKey } from './schema';
+import type { Layer, LayerName, Origin, PermissionPolicy, PolicyConfig, PolicyKey, SandboxConfig } from './schema';
 
 /*
  * The repository's layers (`.caesar/config.toml`, `.caesar/config.local.toml`) may only tighten the user's policy:
@@ -16,6 +17,14 @@ export interface PolicyNote {
   key: PolicyKey;
   scope: LayerName;
   message: string;
+}
+
+/** The part of the merge's provenance (src/config/layers.ts) that tightening decides. */
+export interface TightenedOrigins {
+  policy: Record<PolicyKey, Origin>;
+  /** Per denied agent, the layer that denies it (the repository's layers add to the user's list, never remove). */
+  deniedBy?: Record<string, Origin>;
+  sandbox: Record<keyof SandboxConfig, Origin>;
 }
 
 export interface Tightened<T> {
@@ -87,4 +96,61 @@ function envPatternCovers(pattern: string, name: string): boolean {
 /** A value as one word for a POSIX shell (`AWS_*` would otherwise be a glob). */
 function shellWord(value: string): string {
   return /^[A-Za-z0-9_.,=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Applies what the repository's layers asked to the user's policy, tightening only; returns what was refused. */
+export function applyRepositoryPolicy(policy: PolicyConfig, provenance: TightenedOrigins, asked: Map<PolicyKey, { value: unknown; scope: LayerName }>): PolicyNote[] {
+  const ceiling: PolicyConfig = { ...policy, allowed: [...policy.allowed], denied: [...policy.denied], env_allow: [...policy.env_allow] };
+  const notes: PolicyNote[] = [];
+  const userDenied = provenance.policy.denied;
+  provenance.deniedBy = Object.fromEntries(ceiling.denied.map((id) => [id, userDenied]));
+  for (const [key, { value, scope }] of asked) {
+    if (key === 'denied') for (const id of value as string[]) provenance.deniedBy[id] ??= scope;
+    const result = tightenKey(key, ceiling, value, scope);
+    if (result.note) notes.push({ key, scope, message: result.note });
+    if (isDeepStrictEqual(result.value, ceiling[key])) continue;
+    (policy as unknown as Record<string, unknown>)[key] = result.value;
+    provenance.policy[key] = scope;
+  }
+  return notes;
+}
+
+const SANDBOX_STRICTNESS = { off: 0, auto: 1, required: 2 } as const;
+
+/**
+ * `[sandbox]` from one layer. The user's own (global) layer decides freely; a repository's layers (project, local) can
+ * only tighten it, as they can the policy: a stricter mode, more hidden paths; never `off` over `auto`, never more
+ * writable paths — a cloned repository must not switch off the sandbox its own agents run in.
+ */
+export function mergeSandbox(sandbox: SandboxConfig, provenance: TightenedOrigins, scope: LayerName, asked: Layer['sandbox'], notes: string[]): void {
+  if (!asked) return;
+  const repository = scope !== 'global';
+  if (asked.mode !== undefined) {
+    if (!repository || SANDBOX_STRICTNESS[asked.mode] > SANDBOX_STRICTNESS[sandbox.mode ?? 'auto']) {
+      sandbox.mode = asked.mode;
+      provenance.sandbox.mode = scope;
+    } else if (asked.mode !== (sandbox.mode ?? 'auto')) {
+      notes.push(`[sandbox] mode = "${asked.mode}" from ${scope} ignored: a repository's configuration can only make the sandbox stricter (set it in ~/.config/caesar/config.toml).`);
+    }
+  }
+  if (asked.hide !== undefined) {
+    sandbox.hide = repository ? [...new Set([...sandbox.hide, ...asked.hide])] : [...asked.hide];
+    provenance.sandbox.hide = scope;
+  }
+  if (asked.read_write !== undefined) {
+    if (!repository) {
+      sandbox.read_write = [...asked.read_write];
+      provenance.sandbox.read_write = scope;
+    } else if (asked.read_write.length) {
+      notes.push(`[sandbox] read_write from ${scope} ignored: a repository's configuration cannot make more paths writable (set it in ~/.config/caesar/config.toml).`);
+    }
+  }
+  if (asked.allow_hosts !== undefined) {
+    if (!repository) {
+      sandbox.allow_hosts = [...asked.allow_hosts];
+      provenance.sandbox.allow_hosts = scope;
+    } else if (asked.allow_hosts.length) {
+      notes.push(`[sandbox] allow_hosts from ${scope} ignored: a repository's configuration cannot open the network of a task that has it cut (set it in ~/.config/caesar/config.toml).`);
+    }
+  }
 }

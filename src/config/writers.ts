@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse, stringify } from 'smol-toml';
 import { ConfigEditError } from './errors';
 import { readTextOrEmpty, writeFileAtomic } from '../base/atomic';
-import { layerFiles, parseToml, validateLayer, type LayerFiles } from './layers';
+import { layerFiles, parseToml, validateLayer, type LayerFiles } from './layer-files';
 import type { LayerName, TransportName } from './schema';
 import { appendArrayItem, removeArrayItem, removeTableKey, setTableKey, scanSections } from './toml-source';
 

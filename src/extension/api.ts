@@ -8,7 +8,7 @@ import type { Confirm } from './review/reviewCommands';
 import type { TimelineFilter, TimelineStats } from './timeline/messages';
 import type { DelegateCommands } from './delegate/delegateCommands';
 import { currentInput, onDidShowInput, type ShownInput } from './picker';
-import type { ShownStep, StepName } from './delegate/flow';
+import type { ShownStep, StepName } from './delegate/quickSteps';
 import type { AnswerOutcome, QuestionInbox, QuestionNotice } from './questions/inbox';
 import type { TimelinePanel, TimelineTiming } from './timeline/panel';
 import type { TimelinePanels } from './timeline/panels';

@@ -4,11 +4,9 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
 import { requireTaskView } from '../../src/engine/tasks';
-import { FIXTURE_AGENT, buildCli, git, makeRepo, startFixture, trustedHome, waitFor, waitForFinished } from '../engine/runtime/helpers';
+import { FIXTURE_AGENT, buildCli, finishedTask, git, makeRepo, numberedLines, startFixture, trustedHome, waitFor, waitForFinished, withLine } from '../engine/runtime/helpers';
 import { caesarGroup, snapshot } from '../reliability/apply-helpers';
 
-const lines = (prefix: string, n = 12) => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
-const withLine = (text: string, n: number, line: string) => text.split('\n').map((l, i) => (i === n - 1 ? line : l)).join('\n');
 
 /**
  * `caesar land` as a user runs it (the bundled CLI, real git, tasks run by real supervisors): the per-task table,
@@ -16,15 +14,8 @@ const withLine = (text: string, n: number, line: string) => text.split('\n').map
  */
 describe('cli: caesar land', function () {
   this.timeout(120_000);
-  const A = lines('a');
-  const B = lines('b');
-
-  async function finishedTask(root: string, files: Record<string, string>): Promise<string> {
-    const { id } = await startFixture(root, { mode: 'success', files });
-    const done = await waitForFinished(root, id);
-    assert.equal(done.state.status, 'succeeded', done.state.error);
-    return id;
-  }
+  const A = numberedLines('a', 12);
+  const B = numberedLines('b', 12);
 
   async function threeTasksAndAMovedBase() {
     const root = makeRepo({ 'a.txt': A, 'b.txt': B });

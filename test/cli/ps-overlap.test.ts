@@ -1,22 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, readFileSync } from 'node:fs';
-import * as path from 'node:path';
-import { TaskStore, requestCancel } from '../../src/engine/tasks';
-import { makeRepo, runBuiltCli, startFixture, waitFor } from '../engine/runtime/helpers';
-
-const BASE = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
-const withLine = (n: number, text: string) => BASE.split('\n').map((l, i) => (i === n - 1 ? text : l)).join('\n');
-
-/** A fixture task that has written `files` in its worktree and stays running until cancelled. */
-async function runningTask(repo: string, files: Record<string, string>): Promise<string> {
-  const { id } = await startFixture(repo, { mode: 'success', files, sleepMs: 120_000 });
-  await waitFor(`task ${id} wrote its files`, async () => {
-    const s = await new TaskStore(repo).summary(id);
-    const wrote = (f: string) => existsSync(path.join(s!.state.worktree!, f)) && readFileSync(path.join(s!.state.worktree!, f), 'utf8') === files[f];
-    return s?.state.worktree && s.state.status === 'running' && Object.keys(files).every(wrote);
-  }, 30_000);
-  return id;
-}
+import { requestCancel } from '../../src/engine/tasks';
+import { makeRepo, runBuiltCli, runningTask, TEN_LINES, withLine } from '../engine/runtime/helpers';
 
 describe('cli: caesar ps shows overlapping tasks and git\'s prediction (real running tasks, real git)', function () {
   this.timeout(120_000);
@@ -26,10 +10,10 @@ describe('cli: caesar ps shows overlapping tasks and git\'s prediction (real run
   let c: string;
 
   before(async () => {
-    repo = makeRepo({ 'shared.txt': BASE });
-    a = await runningTask(repo, { 'shared.txt': withLine(1, 'one, by A') });
-    b = await runningTask(repo, { 'shared.txt': withLine(10, 'ten, by B') });
-    c = await runningTask(repo, { 'shared.txt': withLine(1, 'one, by C') });
+    repo = makeRepo({ 'shared.txt': TEN_LINES });
+    a = await runningTask(repo, { 'shared.txt': withLine(TEN_LINES, 1, 'one, by A') });
+    b = await runningTask(repo, { 'shared.txt': withLine(TEN_LINES, 10, 'ten, by B') });
+    c = await runningTask(repo, { 'shared.txt': withLine(TEN_LINES, 1, 'one, by C') });
   });
   after(async () => {
     for (const id of [a, b, c]) await requestCancel(repo, id).catch(() => undefined);

@@ -86,7 +86,7 @@ describe('reliability: kill -9 during a 5,000-file apply', function () {
     lastEnd = 'applied';
   }
 
-  // Deterministic moments, through the test hook (apply-journal.ts): `self:` kills only the node process, so a git
+  // Deterministic moments, through the test hook (apply-crash-hook.ts): `self:` kills only the node process, so a git
   // already started goes on writing on its own; the others kill the whole process group.
   const moments = [
     'backup:1', 'backup:2500', 'backup:5000', 'journal-written', 'prepared', 'git-write:1', 'git-write:20', 'git-write:60', 'git-write:150', 'applied',

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { recoverInterruptedApply } from '../../src/engine/git/apply-journal';
+import { recoverInterruptedApply } from '../../src/engine/git/apply-recovery';
 import { applyStateDir } from '../../src/engine/git/apply-lock';
 import { makeRepoIn, fastScratch } from './apply-helpers';
 

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { DelegateInput } from '../../src/engine/launch/delegate';
@@ -28,4 +28,14 @@ export function hangingGit(): { dir: string; pids: string } {
   writeFileSync(path.join(dir, 'git'), `#!/bin/sh\ncase " $* " in *" diff-index "*) echo $$ >> '${pids}'; exec sleep 600;; esac\nexec /usr/bin/git "$@"\n`);
   chmodSync(path.join(dir, 'git'), 0o755);
   return { dir, pids };
+}
+
+/** Files `count` questions in `questionsDir` the way an asker does (the mailbox test and bench) (one JSON file each, named by its id). */
+export function fileQuestions(questionsDir: string, count: number): void {
+  mkdirSync(questionsDir, { recursive: true });
+  const at = new Date().toISOString();
+  for (let i = 0; i < count; i++) {
+    const id = `q${String(i).padStart(5, '0')}`;
+    writeFileSync(path.join(questionsDir, `${id}.json`), JSON.stringify({ id, question: `Question ${i}?`, asked_at: at }));
+  }
 }

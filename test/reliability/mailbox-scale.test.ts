@@ -8,18 +8,9 @@ import { answerQuestion, pendingQuestions } from '../../src/engine/store/request
 import { readPendingQuestions } from '../../src/engine/store/store';
 import { taskPaths, type ProtocolEvent } from '../../src/protocol';
 import { buildCli, makeRepo, runBuiltCli, trustedHome } from '../engine/runtime/helpers';
+import { fileQuestions } from './helpers';
 
 const COUNT = 10_000;
-
-/** Files `count` questions in `questionsDir` the way an asker does (one JSON file each, named by its id). */
-function fileQuestions(questionsDir: string, count: number): void {
-  mkdirSync(questionsDir, { recursive: true });
-  const at = new Date().toISOString();
-  for (let i = 0; i < count; i++) {
-    const id = `q${String(i).padStart(5, '0')}`;
-    writeFileSync(path.join(questionsDir, `${id}.json`), JSON.stringify({ id, question: `Question ${i}?`, asked_at: at }));
-  }
-}
 
 /**
  * Issue 23 item 5c: 10,000 pending questions pushed their expiry past its budget (every watcher notification queued a

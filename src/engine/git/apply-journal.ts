@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, promises as fs, readdirSync } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
-import { isSafeId, taskPaths, type AppliedDoc } from '../../protocol';
-import { applyStateDir, tryAcquireApplyLock } from './apply-lock';
+import { taskPaths, type AppliedDoc } from '../../protocol';
+import { applyStateDir } from './apply-lock';
+import { testCrashPoint } from './apply-crash-hook';
 import { sealedJsonText } from '../store/record-seal';
 
 /**
@@ -21,15 +22,15 @@ import { sealedJsonText } from '../store/record-seal';
  *   4. flush the checkout, create `journal/written`: the change is completely written.
  *   5. write applied.json durably, then rename the journal to `journal.done-<token>/` and remove it.
  *
- * Recovery (at the next caesar command, under the apply lock): `journal/` with `written` → finish recording (step
- * 5); without it → roll back from the copies, which were complete before anything changed; temp and done folders are
- * simply removed. Every crash point therefore ends as before or as applied.
+ * Recovery (apply-recovery.ts; at the next caesar command, under the apply lock): `journal/` with `written` → finish
+ * recording (step 5); without it → roll back from the copies, which were complete before anything changed; temp and
+ * done folders are simply removed. Every crash point therefore ends as before or as applied.
  */
 
-const JOURNAL = 'journal';
-const WRITTEN = 'written';
+export const JOURNAL = 'journal';
+export const WRITTEN = 'written';
 const PATCH = 'patch';
-const DOC = 'journal.json';
+export const DOC = 'journal.json';
 
 export interface JournalEntry {
   /** Repository-relative, '/'-separated. */
@@ -59,15 +60,6 @@ export interface JournalDoc {
   record: AppliedDoc;
 }
 
-export type RecoveryAction = 'rolled_back' | 'finished' | 'busy' | 'failed';
-
-export interface RecoveryReport {
-  action: RecoveryAction;
-  task_id?: string;
-  files: number;
-  message: string;
-}
-
 /** Names the files a patch touches must be: relative, inside the checkout, never git's or caesar's own folders. */
 export function assertSafeRelPath(rel: string): void {
   const parts = rel.split('/');
@@ -92,41 +84,6 @@ async function assertNoSymlinkedParent(checkout: string, rel: string): Promise<v
     if (stat.isSymbolicLink()) throw new Error(`Refusing to write ${rel}: ${path.relative(checkout, at)} is a symbolic link.`);
     if (!stat.isDirectory()) return;
   }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Test hook: CAESAR_TEST_APPLY_CRASH=<step>[:<n>] SIGKILLs this process's group (or, with the prefix `self:`, only
-// this process) at that step. Used by test/reliability/apply-crash.test.ts to crash at chosen moments.
-
-function crashSpec(): { step: string; n: number; self: boolean } | undefined {
-  const raw = process.env.CAESAR_TEST_APPLY_CRASH;
-  if (!raw) return undefined;
-  const self = raw.startsWith('self:');
-  const [step = '', n = '0'] = (self ? raw.slice(5) : raw).split(':');
-  return { step, n: Number(n), self };
-}
-
-export function crashNow(self: boolean): void {
-  if (!self) {
-    try {
-      process.kill(-process.pid, 'SIGKILL');
-    } catch {
-      /* not a group leader: the process alone */
-    }
-  }
-  process.kill(process.pid, 'SIGKILL');
-}
-
-/** Crashes at `step` (after the n-th occurrence for counted steps) when the test hook asks for it. */
-export function testCrashPoint(step: string, count = 0): void {
-  const spec = crashSpec();
-  if (spec && spec.step === step && spec.n === count) crashNow(spec.self);
-}
-
-/** `git:<ms>`: the delay after git apply's start at which to crash, if asked. */
-export function testCrashDelay(step: string): { ms: number; self: boolean } | undefined {
-  const spec = crashSpec();
-  return spec && spec.step === step ? { ms: spec.n, self: spec.self } : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -169,7 +126,7 @@ export class ApplyJournal {
   }
 }
 
-function recordFile(doc: JournalDoc): string {
+export function recordFile(doc: JournalDoc): string {
   return path.join(taskPaths(doc.task_root, doc.task_id).dir, 'applied.json');
 }
 
@@ -354,132 +311,6 @@ async function sameFile(file: string, backup: string, entry: JournalEntry): Prom
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Recovery
-
-/** True when a journal (or its leftovers) may be waiting in this checkout: a few stats, no git. */
-export function hasApplyLeftovers(checkout: string): boolean {
-  try {
-    // lock.json too: a lock whose holder died before its journal existed is reclaimed (and removed) by the recovery.
-    return readdirSync(applyStateDir(checkout)).some((n) => n === JOURNAL || n.startsWith(`${JOURNAL}.`) || n === 'lock.json');
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Finishes or rolls back an apply that was interrupted in `checkout`, under the apply lock; returns undefined when
- * there was nothing to do. A lock held by a live apply means the journal is that apply's own: left alone ('busy').
- */
-export async function recoverInterruptedApply(checkout: string): Promise<RecoveryReport | undefined> {
-  const base = applyStateDir(checkout);
-  const names = await fs.readdir(base).catch(() => [] as string[]);
-  if (!names.some((n) => n === JOURNAL || n.startsWith(`${JOURNAL}.`) || n === 'lock.json')) return undefined;
-  const lock = await tryAcquireApplyLock(checkout, 'recovery');
-  if (typeof lock === 'string') return { action: 'busy', files: 0, message: `An apply is in progress: ${lock}` };
-  try {
-    return await recoverLocked(checkout);
-  } finally {
-    await lock.release();
-  }
-}
-
-/** The same, for a caller that holds the apply lock already. */
-export async function recoverLocked(checkout: string): Promise<RecoveryReport | undefined> {
-  const base = applyStateDir(checkout);
-  const names = await fs.readdir(base).catch(() => [] as string[]);
-  // A temp journal was never complete (nothing was touched); a done one was committed. Both are only garbage.
-  for (const name of names.filter((n) => n.startsWith(`${JOURNAL}.tmp-`) || n.startsWith(`${JOURNAL}.done-`))) {
-    await fs.rm(path.join(base, name), { recursive: true, force: true });
-  }
-  const dir = path.join(base, JOURNAL);
-  if (!existsSync(dir)) return undefined;
-  let doc: JournalDoc;
-  try {
-    doc = await readJournal(checkout, dir);
-  } catch (error) {
-    return { action: 'failed', files: 0, message: `An interrupted apply's journal (${dir}) cannot be used: ${(error as Error).message}. Nothing was changed; inspect it, then remove it.` };
-  }
-  const journal = new ApplyJournal(checkout, dir, doc);
-  const files = doc.entries.length;
-  try {
-    await stopLeftoverGit(journal.patchFile);
-    if (await isRecorded(doc)) {
-      await journal.remove();
-      return { action: 'finished', task_id: doc.task_id, files, message: `The interrupted apply of task ${doc.task_id} had completed (${files} file(s)); its journal is cleared.` };
-    }
-    if (existsSync(path.join(dir, WRITTEN))) {
-      await journal.commit();
-      return { action: 'finished', task_id: doc.task_id, files, message: `Finished the interrupted apply of task ${doc.task_id}: all ${files} file(s) had been written; it is now recorded as applied.` };
-    }
-    await journal.rollback();
-    return {
-      action: 'rolled_back',
-      task_id: doc.task_id,
-      files,
-      message: `Rolled back the interrupted apply of task ${doc.task_id}: its ${files} file(s) are as they were before it (nothing of it is applied). Apply it again with \`caesar apply ${doc.task_id}\`.`,
-    };
-  } catch (error) {
-    return { action: 'failed', task_id: doc.task_id, files, message: `The interrupted apply of task ${doc.task_id} could not be completed yet (${(error as Error).message}); its journal stays in ${dir} and the next caesar command tries again.` };
-  }
-}
-
-async function readJournal(checkout: string, dir: string): Promise<JournalDoc> {
-  const doc = JSON.parse(await fs.readFile(path.join(dir, DOC), 'utf8')) as JournalDoc;
-  if (doc?.version !== 1 || typeof doc.token !== 'string' || !Array.isArray(doc.entries) || !Array.isArray(doc.created_dirs)) throw new Error('not a journal this version wrote');
-  if (!isSafeId(doc.task_id) || typeof doc.task_root !== 'string' || !path.isAbsolute(doc.task_root)) throw new Error('it names no valid task');
-  // A journal copied from (or planted by) another checkout must never write here.
-  if (doc.checkout !== (await fs.realpath(checkout))) throw new Error(`it belongs to ${doc.checkout}`);
-  for (const entry of doc.entries) assertSafeRelPath(entry.path);
-  for (const rel of doc.created_dirs) assertSafeRelPath(rel);
-  for (const entry of doc.entries.filter((e) => e.kind === 'file')) {
-    if (!/^\d+$/.test(entry.backup ?? '') || typeof entry.mode !== 'number' || typeof entry.size !== 'number') throw new Error(`its entry for ${entry.path} is malformed`);
-  }
-  return doc;
-}
-
-async function isRecorded(doc: JournalDoc): Promise<boolean> {
-  try {
-    const current = JSON.parse(await fs.readFile(recordFile(doc), 'utf8')) as AppliedDoc;
-    return current.applied_at === doc.record.applied_at && current.patch_digest === doc.record.patch_digest;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A git apply whose parent was killed alone keeps writing: it must be gone before anything is rolled back. It is
- * found by its command line, which names this journal's patch file (Linux /proc; elsewhere the process group kill
- * of the parent is the boundary).
- */
-async function stopLeftoverGit(patchFile: string): Promise<void> {
-  for (let round = 0; round < 100; round++) {
-    const pids = await processesNaming(patchFile);
-    if (pids.length === 0) return;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone already */
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`a git apply of ${patchFile} is still running`);
-}
-
-async function processesNaming(file: string): Promise<number[]> {
-  const needle = Buffer.from(file);
-  const names = await fs.readdir('/proc').catch(() => [] as string[]);
-  const found: number[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const cmdline = await fs.readFile(`/proc/${name}/cmdline`).catch(() => undefined);
-    if (cmdline?.includes(needle)) found.push(Number(name));
-  }
-  return found;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // Durability
 
 async function writeDurable(file: string, text: string): Promise<void> {
@@ -527,19 +358,4 @@ async function flushFilesystem(dir: string, files: string[] = []): Promise<void>
       await handle.close();
     }
   }
-}
-
-/**
- * The checkout holding an interrupted apply's journal for a command run in caesar root `root`: the root itself or
- * the ancestor that is its git toplevel (where worktree tasks are applied). Stats only, so every command can ask.
- */
-export function findApplyLeftovers(root: string): string | undefined {
-  for (let dir = path.resolve(root), hops = 0; hops < 64; hops++) {
-    if (hasApplyLeftovers(dir)) return dir;
-    if (existsSync(path.join(dir, '.git'))) return undefined;
-    const parent = path.dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
-  return undefined;
 }

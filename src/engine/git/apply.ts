@@ -13,7 +13,9 @@ import { ACTIVE_STATUSES, type DiscardedDoc, type TaskState } from '../../protoc
 import { removeWorktree } from './worktree';
 import { partialDigest, tooLargeNote } from './large-files';
 import { ApplyBusyError, acquireApplyLock, type ApplyLock } from './apply-lock';
-import { crashNow, prepareApplyJournal, recoverLocked, testCrashDelay, testCrashPoint, type ApplyJournal, type RecoveryReport } from './apply-journal';
+import { crashNow, testCrashDelay, testCrashPoint } from './apply-crash-hook';
+import { prepareApplyJournal, type ApplyJournal } from './apply-journal';
+import { recoverLocked, type RecoveryReport } from './apply-recovery';
 
 export const APPLIED_FILE = 'applied.json';
 export const DISCARDED_FILE = 'discarded.json';

@@ -1,7 +1,7 @@
 import type { AppliedDoc, TaskState } from '../../protocol';
 import { APPLY_LOCK_WAIT_MS, writeTransaction, type ApplyOutcome } from './apply';
 import { ApplyBusyError, acquireApplyLock } from './apply-lock';
-import { recoverLocked } from './apply-journal';
+import { recoverLocked } from './apply-recovery';
 import { runGit } from './git';
 
 /**

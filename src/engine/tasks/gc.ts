@@ -9,7 +9,7 @@ import { gitText, gitToplevel, runGit } from '../git/git';
 import { worktreeDiff } from '../git/reconcile';
 import { listWorktrees, removeWorktree, worktreeOwnerRoot, type ListedWorktree } from '../git/worktree';
 import { isPoolEntry } from '../git/worktree-pool';
-import { recoverInterruptedApply } from '../git/apply-journal';
+import { recoverInterruptedApply } from '../git/apply-recovery';
 import { dropStalePins } from '../git/repository-watch';
 
 export type GcAction = 'removed' | 'kept' | 'would_remove';

@@ -59,7 +59,7 @@ export { bindingOf, bindingOfTaskFile, type RecordBinding } from '../store/recor
 export { UnsealedEventError, readSealedEventLine } from '../store/sealed-events';
 export { RequestError, answerQuestion, pendingQuestions, requestCancel, unknownQuestionMessage, type CancelOutcome } from '../store/requests';
 export { applyTask, discardTask, type ApplyOutcome, type DiscardOutcome } from '../git/apply';
-export { findApplyLeftovers, recoverInterruptedApply } from '../git/apply-journal';
+export { findApplyLeftovers, recoverInterruptedApply } from '../git/apply-recovery';
 export { worktreeDiff, type FileChange } from '../git/reconcile';
 export { gitToplevel } from '../git/git';
 export { detectWorkshop } from '../git/workshop';

@@ -1,20 +1,10 @@
 import * as vscode from 'vscode';
-import { Disposable, toDisposable } from '../../base/disposable';
-import { Emitter } from '../../base/event';
 import { ISOLATIONS, MODES, NETWORK_REQUESTS, type IsolationRequest, type ModeName, type NetworkRequest, type TransportName } from '../../config';
 import type { DelegateTaskRequest } from '../../engine/tasks';
 import type { DelegateChoices, TargetChoice } from './choices';
-import { sandboxPickerWords } from '../tasks/sandboxMark';
-
-export type StepName = 'folder' | 'objective' | 'target' | 'targets' | 'checks' | 'mode' | 'isolation' | 'network' | 'model';
-
-/** A step being shown: the live quick input, so a test can drive it as a user would (value, active item, accept). */
-export interface ShownStep {
-  step: StepName;
-  input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox;
-  /** Presses the step's own title-bar button with this tooltip, as a click would (tests cannot click). */
-  press?: (tooltip: string) => void;
-}
+import { BACK, QuickSteps, type Outcome, type StepName, type ValueItem } from './quickSteps';
+import { askSeveralAgents } from './severalSteps';
+import { OPTIONS_BUTTON, targetItems, type TargetItem } from './targetRows';
 
 /** What the caller already knows (command arguments, the selection): steps with a preset answer start from it. */
 export interface DelegatePreset {
@@ -35,31 +25,6 @@ export interface DelegatePreset {
   customize?: boolean;
 }
 
-interface TargetItem extends vscode.QuickPickItem {
-  target?: TargetChoice;
-}
-
-interface ValueItem<T> extends vscode.QuickPickItem {
-  value: T;
-}
-
-const BACK = Symbol('back');
-type Outcome<T> = T | typeof BACK | undefined;
-
-const OPTIONS_BUTTON: vscode.QuickInputButton = {
-  iconPath: new vscode.ThemeIcon('settings-gear'),
-  tooltip: 'Choose mode, isolation, network and model before delegating',
-};
-
-/** On the agents step of Delegate to Several Agents: the same checks for every agent, so their results compare. */
-export const CHECKS_TOOLTIP = 'Checks Caesar runs in each worktree after its agent (besides the configured [[check]] ones)';
-const CHECKS_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('beaker'), tooltip: CHECKS_TOOLTIP };
-
-/** The agents step settles with this when the checks button is pressed: the agents checked so far. */
-interface EditChecks {
-  editChecks: string[];
-}
-
 const MODE_HELP: Record<ModeName, string> = {
   write: 'the agent may edit files (in its worktree unless isolation says otherwise)',
   'read-only': 'the agent reads and reports; it changes nothing',
@@ -78,24 +43,9 @@ const NETWORK_HELP: Record<NetworkRequest, string> = {
 /**
  * The quick-input steps of "Caesar: Delegate Task": objective → agent or role (Enter delegates with the defaults; the
  * gear button, or the title's, goes on to mode → isolation → network → model). Back returns to the previous step.
- * It only asks: it returns the request, and the caller delegates.
+ * It only asks: it returns the request, and the caller delegates. "Delegate to Several Agents…" is severalSteps.ts.
  */
-export class DelegateFlow extends Disposable {
-  private readonly shown = this._register(new Emitter<ShownStep>());
-  private current: ShownStep | undefined;
-  /** Fires each time a step is shown. */
-  readonly onDidShowStep = this.shown.event;
-
-  constructor() {
-    super();
-    this._register(toDisposable(() => this.current?.input.dispose()));
-  }
-
-  /** The step on screen now, if any. */
-  get currentStep(): ShownStep | undefined {
-    return this.current;
-  }
-
+export class DelegateFlow extends QuickSteps {
   /** In a window with several folders: which folder's repository the task runs in. Undefined when cancelled. */
   async askFolder(folders: { name: string; root: string }[]): Promise<string | undefined> {
     const pick = vscode.window.createQuickPick<ValueItem<string>>();
@@ -197,73 +147,9 @@ export class DelegateFlow extends Disposable {
     return { request, target };
   }
 
-  /**
-   * "Delegate to Several Agents…": the objective, then several usable agents; the agents step's beaker button asks
-   * for checks (one box; several commands separated by `;;`), run the same for each agent.
-   */
-  async askSeveral(choices: DelegateChoices, preset: DelegatePreset): Promise<{ objective: string; agents: string[]; checks: string[] } | undefined> {
-    let objective = preset.objective ?? '';
-    let selected = preset.agents ?? [];
-    let checks = preset.checks ?? [];
-    for (;;) {
-      const value = await this.inputStep('objective', {
-        title: 'Caesar: Delegate to Several Agents',
-        step: 1,
-        total: 2,
-        value: objective,
-        prompt: 'One objective, run by each agent in its own worktree, for comparison',
-        placeholder: 'What should the agents do?',
-        validate: (v) => (v.trim() ? undefined : 'An objective is required.'),
-      });
-      if (value === undefined || value === BACK) return undefined;
-      objective = value.trim();
-      for (;;) {
-        const agents = await this.severalStep(choices, selected, checks);
-        if (agents === undefined) return undefined;
-        if (agents === BACK) break;
-        if (Array.isArray(agents)) return { objective, agents, checks };
-        selected = agents.editChecks;
-        const edited = await this.checksStep(checks);
-        if (edited === undefined) return undefined;
-        if (edited !== BACK) checks = edited;
-      }
-    }
-  }
-
-  private async checksStep(current: string[]): Promise<Outcome<string[]>> {
-    const value = await this.inputStep('checks', {
-      title: 'Caesar: Delegate to Several Agents — checks',
-      step: 3,
-      total: 3,
-      value: current.join(' ;; '),
-      prompt: 'Shell commands Caesar runs in each worktree after its agent ends, separated by ;; (empty: only the configured [[check]] ones)',
-      placeholder: 'e.g. npm test ;; npm run lint',
-    });
-    return value === undefined || value === BACK ? value : value.split(';;').map((c) => c.trim()).filter(Boolean);
-  }
-
-  private inputStep(
-    step: StepName,
-    o: { title: string; step: number; total: number; value: string; prompt: string; placeholder: string; validate?: (v: string) => string | undefined },
-  ): Promise<Outcome<string>> {
-    const box = vscode.window.createInputBox();
-    box.title = o.title;
-    box.step = o.step;
-    box.totalSteps = o.total;
-    box.value = o.value;
-    box.prompt = o.prompt;
-    box.placeholder = o.placeholder;
-    box.ignoreFocusOut = true;
-    if (o.step > 1) box.buttons = [vscode.QuickInputButtons.Back];
-    return this.run<string>(step, box, (settle) => [
-      box.onDidChangeValue(() => (box.validationMessage = undefined)),
-      box.onDidAccept(() => {
-        const problem = o.validate?.(box.value);
-        if (problem) box.validationMessage = problem;
-        else settle(box.value);
-      }),
-      box.onDidTriggerButton((b) => b === vscode.QuickInputButtons.Back && settle(BACK)),
-    ]);
+  /** "Delegate to Several Agents…" (severalSteps.ts). */
+  askSeveral(choices: DelegateChoices, preset: DelegatePreset): ReturnType<typeof askSeveralAgents> {
+    return askSeveralAgents(this, choices, preset);
   }
 
   private targetStep(choices: DelegateChoices, initial: TargetChoice | undefined, total: number): Promise<Outcome<{ target: TargetChoice; customize: boolean }>> {
@@ -301,51 +187,6 @@ export class DelegateFlow extends Disposable {
     );
   }
 
-  private severalStep(choices: DelegateChoices, preset: string[], checks: string[]): Promise<Outcome<string[] | EditChecks>> {
-    const pick = vscode.window.createQuickPick<TargetItem>();
-    pick.title = `Caesar: Delegate to Several Agents — agents${checks.length ? ` (checks: ${checks.join(' ;; ')})` : ''}`;
-    pick.step = 2;
-    pick.totalSteps = 2;
-    pick.canSelectMany = true;
-    pick.placeholder = 'Check two or more agents; each runs the objective in its own worktree';
-    pick.ignoreFocusOut = true;
-    pick.buttons = [vscode.QuickInputButtons.Back, CHECKS_BUTTON];
-    pick.items = targetItems(
-      choices.targets.filter((t) => t.kind === 'agent'),
-      undefined,
-      choices.sandbox,
-    );
-    pick.selectedItems = pick.items.filter((i) => i.target && preset.includes(i.target.name));
-    let pressed: ((b: vscode.QuickInputButton) => void) | undefined;
-    const press = (tooltip: string) => pick.buttons.filter((b) => b.tooltip === tooltip).forEach((b) => pressed?.(b));
-    return this.run('targets', pick as vscode.QuickPick<vscode.QuickPickItem>, (settle) => [
-      pick.onDidAccept(() => {
-        const chosen = pick.selectedItems.map((i) => i.target).filter((t): t is TargetChoice => !!t);
-        const unusable = chosen.filter((t) => !t.usable);
-        if (unusable.length) {
-          pick.placeholder = unusable.map((t) => `${t.name} cannot be used: ${t.verdict}`).join('; ');
-          return;
-        }
-        // One agent is "Delegate Task": said, instead of silently starting a single task nothing is compared with.
-        if (chosen.length < 2) {
-          const usable = choices.targets.filter((t) => t.kind === 'agent' && t.usable).length;
-          pick.placeholder =
-            usable < 2
-              ? `Only ${usable} agent can be used here: delegate to it with Caesar: Delegate Task (install another agent to compare)`
-              : `Check two or more agents to compare (${chosen.length} checked); for one agent, use Caesar: Delegate Task`;
-          return;
-        }
-        settle(chosen.map((t) => t.name));
-      }),
-      pick.onDidTriggerButton(
-        (pressed = (b) => {
-          if (b === vscode.QuickInputButtons.Back) settle(BACK);
-          else settle({ editChecks: pick.selectedItems.map((i) => i.target?.name).filter((n): n is string => !!n) });
-        }),
-      ),
-    ], press);
-  }
-
   private valueStep<T extends string>(
     step: StepName,
     title: string,
@@ -369,53 +210,4 @@ export class DelegateFlow extends Disposable {
       pick.onDidTriggerButton((b) => b === vscode.QuickInputButtons.Back && settle(BACK)),
     ]);
   }
-
-  /** Shows a quick input until it settles (a value, Back) or is hidden (cancel). */
-  private run<T>(
-    step: StepName,
-    input: vscode.QuickPick<vscode.QuickPickItem> | vscode.InputBox,
-    wire: (settle: (v: T | typeof BACK) => void) => vscode.Disposable[],
-    press?: (tooltip: string) => void,
-  ): Promise<Outcome<T>> {
-    return new Promise((resolve) => {
-      let settled = false;
-      const subs: vscode.Disposable[] = [];
-      const finish = (v: Outcome<T>) => {
-        if (settled) return;
-        settled = true;
-        for (const s of subs) s.dispose();
-        if (this.current?.input === input) this.current = undefined;
-        input.dispose();
-        resolve(v);
-      };
-      subs.push(...wire((v) => finish(v)), input.onDidHide(() => finish(undefined)));
-      input.show();
-      this.current = { step, input, ...(press ? { press } : {}) };
-      this.shown.fire(this.current);
-    });
-  }
-}
-
-/**
- * The rows of the agent step: the usable agents (the default first), the usable roles, then — after a separator —
- * what cannot be used here and why, so the row Enter picks is at the top and a person reads what works first.
- */
-function targetItems(targets: TargetChoice[], initial: TargetChoice | undefined, sandbox: DelegateChoices['sandbox']): TargetItem[] {
-  const mark = sandboxPickerWords(sandbox);
-  const row = (t: TargetChoice): TargetItem => ({
-    label: `${t.usable ? '$(check)' : t.verdict === 'not found' ? '$(circle-slash)' : '$(shield)'} ${t.label}`,
-    description: `${t.verdict}${t === initial ? ' · default' : ''}${t.usable ? ` · ${mark.word}` : ''}`,
-    detail: [t.detail, t.usable ? mark.detail : ''].filter(Boolean).join(' · '),
-    buttons: t.usable ? [OPTIONS_BUTTON] : [],
-    target: t,
-  });
-  const defaultFirst = (list: TargetChoice[]) => [...list].sort((a, b) => Number(b === initial) - Number(a === initial));
-  const agents = defaultFirst(targets.filter((t) => t.kind === 'agent' && t.usable));
-  const roles = defaultFirst(targets.filter((t) => t.kind === 'role' && t.usable));
-  const unusable = targets.filter((t) => !t.usable).sort((a, b) => Number(a.kind === 'role') - Number(b.kind === 'role'));
-  const items: TargetItem[] = [];
-  if (agents.length) items.push({ label: 'Agents', kind: vscode.QuickPickItemKind.Separator }, ...agents.map(row));
-  if (roles.length) items.push({ label: 'Roles', kind: vscode.QuickPickItemKind.Separator }, ...roles.map(row));
-  if (unusable.length) items.push({ label: 'Not usable here', kind: vscode.QuickPickItemKind.Separator }, ...unusable.map(row));
-  return items;
 }

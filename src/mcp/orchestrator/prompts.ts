@@ -1,4 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from '../../protocol/zod';
 
@@ -10,6 +11,7 @@ import { z } from '../../protocol/zod';
  */
 
 export const ORCHESTRATOR_PROMPT_NAMES = ['race', 'fanout', 'review', 'land'] as const;
+type OrchestratorPromptName = (typeof ORCHESTRATOR_PROMPT_NAMES)[number];
 
 /** "a, b ,,c" → ["a", "b", "c"]. */
 export function splitList(text: string | undefined): string[] {
@@ -95,44 +97,49 @@ export function landPrompt(args: { task_ids: string }): GetPromptResult {
   );
 }
 
-/** Registers the four prompts. Their arguments are described so a client can ask the user for them. */
+/** Registers one prompt on a server: what a client lists and asks the user for, and the recipe its arguments fill. */
+type PromptEntry = (server: McpServer, name: OrchestratorPromptName) => void;
+
+/**
+ * Types the recipe by its argument schema, so the table below checks each recipe against the arguments it gets. The
+ * server validates a call's arguments against `argsSchema` before the callback runs: hence the one narrowing cast.
+ */
+function prompt<Args extends ZodRawShapeCompat>(title: string, description: string, argsSchema: Args, recipe: (args: ShapeOutput<Args>) => GetPromptResult): PromptEntry {
+  return (server, name) => server.registerPrompt<ZodRawShapeCompat>(name, { title, description, argsSchema }, (args) => recipe(args as ShapeOutput<Args>));
+}
+
+const OBJECTIVE = z.string().min(1).describe('What the agents must do, as a self-contained instruction.');
+const CHECK = z.string().optional().describe('Check commands Caesar runs after each agent, comma-separated (e.g. "npm test").');
+
+/** The four prompts, by name. Their arguments are described so a client can ask the user for them. */
+const PROMPTS: Record<OrchestratorPromptName, PromptEntry> = {
+  race: prompt(
+    'Race agents on one objective',
+    'Run the same objective on several agents in separate worktrees, rank the results by checks passed and diff size, apply the best.',
+    { objective: OBJECTIVE, agents: z.string().optional().describe('Agent ids, comma-separated (default: two or three available ones).'), check: CHECK },
+    racePrompt,
+  ),
+  fanout: prompt(
+    'Fan a job out to parallel agents',
+    'Split a job into independent parts, delegate each to its own agent and worktree, review each diff, apply or land the good ones.',
+    { objective: OBJECTIVE, parts: z.string().optional().describe('The parts, comma-separated (default: the model splits the job).'), check: CHECK },
+    fanoutPrompt,
+  ),
+  review: prompt(
+    'Review a task before applying',
+    "Check a task's git diff against its report and its observed checks, and give a verdict.",
+    { task_id: z.string().min(1).describe('The task id (t_…) to review.') },
+    reviewPrompt,
+  ),
+  land: prompt(
+    'Land tasks in order',
+    'Verify each task succeeded with its checks, then caesar_land them in order onto the current HEAD, stopping at the first conflict.',
+    { task_ids: z.string().min(1).describe('Task ids in landing order, comma-separated.') },
+    landPrompt,
+  ),
+};
+
+/** Registers the four prompts. */
 export function registerOrchestratorPrompts(server: McpServer): void {
-  const objective = z.string().min(1).describe('What the agents must do, as a self-contained instruction.');
-  const check = z.string().optional().describe('Check commands Caesar runs after each agent, comma-separated (e.g. "npm test").');
-  server.registerPrompt(
-    'race',
-    {
-      title: 'Race agents on one objective',
-      description: 'Run the same objective on several agents in separate worktrees, rank the results by checks passed and diff size, apply the best.',
-      argsSchema: { objective, agents: z.string().optional().describe('Agent ids, comma-separated (default: two or three available ones).'), check },
-    },
-    (args) => racePrompt(args),
-  );
-  server.registerPrompt(
-    'fanout',
-    {
-      title: 'Fan a job out to parallel agents',
-      description: 'Split a job into independent parts, delegate each to its own agent and worktree, review each diff, apply or land the good ones.',
-      argsSchema: { objective, parts: z.string().optional().describe('The parts, comma-separated (default: the model splits the job).'), check },
-    },
-    (args) => fanoutPrompt(args),
-  );
-  server.registerPrompt(
-    'review',
-    {
-      title: 'Review a task before applying',
-      description: "Check a task's git diff against its report and its observed checks, and give a verdict.",
-      argsSchema: { task_id: z.string().min(1).describe('The task id (t_…) to review.') },
-    },
-    (args) => reviewPrompt(args),
-  );
-  server.registerPrompt(
-    'land',
-    {
-      title: 'Land tasks in order',
-      description: 'Verify each task succeeded with its checks, then caesar_land them in order onto the current HEAD, stopping at the first conflict.',
-      argsSchema: { task_ids: z.string().min(1).describe('Task ids in landing order, comma-separated.') },
-    },
-    (args) => landPrompt(args),
-  );
+  for (const name of ORCHESTRATOR_PROMPT_NAMES) PROMPTS[name](server, name);
 }

@@ -5,8 +5,9 @@ import * as path from 'node:path';
 import { PermissionBroker, type AnswerSource, type PermissionBrokerOptions } from '../../../src/engine/acp/permission-broker';
 import { answerQuestion, RequestError } from '../../../src/engine/store/requests';
 import { writeJsonAtomic } from '../../../src/base/atomic';
-import { QuestionFileSchema, TaskStateSchema, taskPaths, type EventDraft, type QuestionFile, type TaskPaths } from '../../../src/protocol';
+import { QuestionFileSchema, taskPaths, type EventDraft, type QuestionFile, type TaskPaths } from '../../../src/protocol';
 import { waitFor } from '../../support/wait';
+import { runningState } from '../runtime/helpers';
 
 /*
  * The ACP PermissionBroker on its own, with the real mailbox files and the real `answerQuestion` (the one path `caesar
@@ -37,7 +38,7 @@ async function harness(): Promise<Harness> {
   const root = await fs.mkdtemp(path.join(tmpdir(), 'caesar-broker-'));
   const paths = taskPaths(root, TASK);
   await fs.mkdir(paths.questionsDir, { recursive: true });
-  await writeJsonAtomic(paths.state, runningState(root));
+  await writeJsonAtomic(paths.state, runningState(TASK, root, { objective: 'permission broker' }));
   const actions = new Map<number, () => Promise<void>>();
   const h: Harness = {
     root,
@@ -72,23 +73,6 @@ async function harness(): Promise<Harness> {
     },
   };
   return h;
-}
-
-function runningState(root: string) {
-  return TaskStateSchema.parse({
-    id: TASK,
-    status: 'running',
-    agent: 'fixture',
-    objective: 'permission broker',
-    mode: 'write',
-    isolation: 'worktree',
-    network: false,
-    timeout_ms: 60_000,
-    depth: 0,
-    created_at: new Date().toISOString(),
-    root,
-    workspace: root,
-  });
 }
 
 async function onlyQuestion(paths: TaskPaths): Promise<QuestionFile> {

@@ -3,22 +3,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LIVE_REFRESH_MS, OverlapTracker, TaskStore, applyTaskById, requestCancel, type TaskSummary } from '../../../src/engine/tasks';
-import { git, makeRepo, startFixture, waitFor, waitForFinished } from '../runtime/helpers';
-
-/** Ten numbered lines: tasks change the first, the last, or the first differently. */
-const BASE = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
-const withLine = (n: number, text: string) => BASE.split('\n').map((l, i) => (i === n - 1 ? text : l)).join('\n');
-
-/** Starts a fixture task that writes `files` in its worktree, then stays running (sleeps) until cancelled. */
-async function runningTask(repo: string, files: Record<string, string>, sleepMs = 120_000): Promise<string> {
-  const { id } = await startFixture(repo, { mode: 'success', files, sleepMs });
-  await waitFor(`task ${id} wrote its files`, async () => {
-    const s = await new TaskStore(repo).summary(id);
-    const wrote = (f: string) => existsSync(path.join(s!.state.worktree!, f)) && readFileSync(path.join(s!.state.worktree!, f), 'utf8') === files[f];
-    return s?.state.worktree && s.state.status === 'running' && Object.keys(files).every(wrote);
-  }, 30_000);
-  return id;
-}
+import { git, makeRepo, runningTask, startFixture, TEN_LINES, withLine, waitForFinished } from '../runtime/helpers';
 
 async function summaries(repo: string): Promise<TaskSummary[]> {
   return new TaskStore(repo).list();
@@ -30,10 +15,10 @@ describe('engine: overlap between running and unapplied tasks (real tasks, real 
   const ids: Record<string, string> = {};
 
   before(async () => {
-    repo = makeRepo({ 'shared.txt': BASE, 'other.txt': 'other\n' });
-    ids.first = await runningTask(repo, { 'shared.txt': withLine(1, 'first line, by task A') });
-    ids.last = await runningTask(repo, { 'shared.txt': withLine(10, 'last line, by task B') });
-    ids.clash = await runningTask(repo, { 'shared.txt': withLine(1, 'first line, by task C'), 'new.txt': 'c\n' });
+    repo = makeRepo({ 'shared.txt': TEN_LINES, 'other.txt': 'other\n' });
+    ids.first = await runningTask(repo, { 'shared.txt': withLine(TEN_LINES, 1, 'first line, by task A') });
+    ids.last = await runningTask(repo, { 'shared.txt': withLine(TEN_LINES, 10, 'last line, by task B') });
+    ids.clash = await runningTask(repo, { 'shared.txt': withLine(TEN_LINES, 1, 'first line, by task C'), 'new.txt': 'c\n' });
     ids.apart = await runningTask(repo, { 'other.txt': 'changed by task D\n' });
   });
   after(async () => {
@@ -77,7 +62,7 @@ describe('engine: overlap between running and unapplied tasks (real tasks, real 
     // Task D's agent now also edits the shared file's middle line (as an agent's shell would: no event of its own);
     // the tracker sees it once the task's log moves on.
     const wtD = (await new TaskStore(repo).summary(ids.apart!))!.state.worktree!;
-    writeFileSync(path.join(wtD, 'shared.txt'), withLine(5, 'middle line, by task D'));
+    writeFileSync(path.join(wtD, 'shared.txt'), withLine(TEN_LINES, 5, 'middle line, by task D'));
     const same = await tracker.compute(await summaries(repo));
     assert.equal(same.get(ids.apart!), undefined, 'no event since: the cached state stands');
     const moved = (await summaries(repo)).map((s) => (s.id === ids.apart ? { ...s, eventsBytes: s.eventsBytes + 1 } : s));
@@ -89,10 +74,10 @@ describe('engine: overlap between running and unapplied tasks (real tasks, real 
     assert.ok(LIVE_REFRESH_MS >= 5_000, 'views read a busy worktree every few seconds at most');
     const tracker = new OverlapTracker(repo, { liveRefreshMs: 600_000 });
     const wtD = (await new TaskStore(repo).summary(ids.apart!))!.state.worktree!;
-    writeFileSync(path.join(wtD, 'shared.txt'), BASE);
+    writeFileSync(path.join(wtD, 'shared.txt'), TEN_LINES);
     const first = await tracker.compute(await summaries(repo));
     assert.equal(first.get(ids.apart!), undefined, 'D no longer changes shared.txt');
-    writeFileSync(path.join(wtD, 'shared.txt'), withLine(5, 'middle line, by task D'));
+    writeFileSync(path.join(wtD, 'shared.txt'), withLine(TEN_LINES, 5, 'middle line, by task D'));
     const moved = (await summaries(repo)).map((s) => (s.id === ids.apart ? { ...s, eventsBytes: s.eventsBytes + 1 } : s));
     assert.equal((await tracker.compute(moved)).get(ids.apart!), undefined, 'read moments ago: the state stands');
   });
@@ -117,10 +102,10 @@ describe('engine: overlap of finished, unapplied tasks', function () {
   this.timeout(120_000);
 
   it('reads finished tasks from result.json, predicts from their worktrees, and drops a task once applied', async () => {
-    const repo = makeRepo({ 'shared.txt': BASE });
-    const a = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(2, 'two, by A') } })).id;
+    const repo = makeRepo({ 'shared.txt': TEN_LINES });
+    const a = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(TEN_LINES, 2, 'two, by A') } })).id;
     await waitForFinished(repo, a);
-    const b = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(2, 'two, by B') } })).id;
+    const b = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(TEN_LINES, 2, 'two, by B') } })).id;
     await waitForFinished(repo, b);
     const tracker = new OverlapTracker(repo);
     const overlaps = await tracker.compute(await summaries(repo));
@@ -132,8 +117,8 @@ describe('engine: overlap of finished, unapplied tasks', function () {
   });
 
   it('two tasks that made the same change to a file do not overlap on it', async () => {
-    const repo = makeRepo({ 'shared.txt': BASE, 'other.txt': 'x\n' });
-    const same = { 'shared.txt': withLine(3, 'three, the same fix') };
+    const repo = makeRepo({ 'shared.txt': TEN_LINES, 'other.txt': 'x\n' });
+    const same = { 'shared.txt': withLine(TEN_LINES, 3, 'three, the same fix') };
     const a = (await startFixture(repo, { mode: 'success', files: same })).id;
     await waitForFinished(repo, a);
     const b = (await startFixture(repo, { mode: 'success', files: { ...same, 'other.txt': 'by B\n' } })).id;
@@ -146,11 +131,11 @@ describe('engine: overlap of finished, unapplied tasks', function () {
   });
 
   it('a record naming a worktree of another repository (a cloned task folder) is never read there', async () => {
-    const elsewhere = makeRepo({ 'shared.txt': BASE });
-    const foreign = (await startFixture(elsewhere, { mode: 'success', files: { 'shared.txt': withLine(4, 'four, elsewhere') } })).id;
+    const elsewhere = makeRepo({ 'shared.txt': TEN_LINES });
+    const foreign = (await startFixture(elsewhere, { mode: 'success', files: { 'shared.txt': withLine(TEN_LINES, 4, 'four, elsewhere') } })).id;
     const { state } = await waitForFinished(elsewhere, foreign);
-    const repo = makeRepo({ 'shared.txt': BASE });
-    const own = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(4, 'four, here') } })).id;
+    const repo = makeRepo({ 'shared.txt': TEN_LINES });
+    const own = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(TEN_LINES, 4, 'four, here') } })).id;
     await waitForFinished(repo, own);
     // The other repository's task folder, copied as a clone or a hostile agent could plant it: its worktree field
     // still names the other repository's worktree.
@@ -167,10 +152,10 @@ describe('engine: overlap of finished, unapplied tasks', function () {
   });
 
   it('a task whose worktree was removed behind Caesar\'s back gets an unknown prediction with the reason', async () => {
-    const repo = makeRepo({ 'shared.txt': BASE });
-    const a = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(2, 'two, by A') } })).id;
+    const repo = makeRepo({ 'shared.txt': TEN_LINES });
+    const a = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(TEN_LINES, 2, 'two, by A') } })).id;
     await waitForFinished(repo, a);
-    const b = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(9, 'nine, by B') } })).id;
+    const b = (await startFixture(repo, { mode: 'success', files: { 'shared.txt': withLine(TEN_LINES, 9, 'nine, by B') } })).id;
     const { state } = await waitForFinished(repo, b);
     git(repo, 'worktree', 'remove', '--force', state.worktree!);
     const overlaps = await new OverlapTracker(repo).compute(await summaries(repo));

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { writeConclusion, type Conclusion } from '../../../src/engine/run/finalize';
 import { StateWriter } from '../../../src/engine/run/state-writer';
-import { TaskStateSchema, type TaskState } from '../../../src/protocol';
+import type { TaskState } from '../../../src/protocol';
+import { runningState } from './helpers';
 
 /*
  * The supervisor and gc (concluding a lost task) both publish a task's end through writeConclusion. A follower
@@ -21,23 +22,9 @@ const conclusion: Conclusion = {
   signal: null,
 };
 
-function runningState(root: string): TaskState {
-  return TaskStateSchema.parse({
-    id: 't_fin',
-    status: 'running',
-    agent: 'fixture',
-    objective: 'finalize',
-    mode: 'read-only',
-    isolation: 'inplace',
-    network: false,
-    timeout_ms: 60_000,
-    depth: 0,
-    created_at: new Date().toISOString(),
-    root,
-    workspace: root,
-    phase: 'reading the report',
-    agent_pid: 4242,
-  });
+/** The task's state while its report is read: what writeConclusion replaces with the final one. */
+function runningTask(root: string): TaskState {
+  return runningState('t_fin', root, { objective: 'finalize', mode: 'read-only', isolation: 'inplace', phase: 'reading the report', agent_pid: 4242 });
 }
 
 describe('engine: writeConclusion', () => {
@@ -62,7 +49,7 @@ describe('engine: writeConclusion', () => {
     }
     const final = await writeConclusion(conclusion, {
       resultFile,
-      state: new ObservedStateWriter(stateFile, runningState(dir)),
+      state: new ObservedStateWriter(stateFile, runningTask(dir)),
       release: async () => {
         seen.push(`release (result ${existsSync(resultFile) ? 'present' : 'absent'}, state ${statusOnDisk()})`);
       },
@@ -85,7 +72,7 @@ describe('engine: writeConclusion', () => {
     const { exitCode: _exit, signal: _signal, ...unseen } = conclusion;
     const final = await writeConclusion(
       { ...unseen, status: 'failed', error: 'supervisor disappeared' },
-      { resultFile: path.join(dir, 'result.json'), state: new StateWriter(path.join(dir, 'state.json'), runningState(dir)), release: async () => {}, finish: () => {} },
+      { resultFile: path.join(dir, 'result.json'), state: new StateWriter(path.join(dir, 'state.json'), runningTask(dir)), release: async () => {}, finish: () => {} },
     );
     assert.equal(final.status, 'failed');
     assert.equal(final.error, 'supervisor disappeared');

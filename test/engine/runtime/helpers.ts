@@ -1,5 +1,6 @@
+import { strict as assert } from 'node:assert';
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, promises as fs, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, promises as fs, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { build } from 'esbuild';
@@ -151,7 +152,8 @@ export async function readFinished(root: string, id: string): Promise<Finished> 
   return { state, result, events, badLines };
 }
 
-export { waitFor } from '../../support/wait';
+import { waitFor } from '../../support/wait';
+export { waitFor };
 
 export function pidAlive(pid: number): boolean {
   try {
@@ -217,4 +219,86 @@ export function trustedHome(cli: string, root: string): string {
   const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-trusted-home-')));
   execFileSync(process.execPath, [cli, 'trust', '--root', root], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
   return home;
+}
+
+/** The environment that runs tasks from the shipped build `cli` (buildShippedCli): its own supervisor, no standby preset. */
+export function shippedCliEnv(cli: string): NodeJS.ProcessEnv {
+  return { ...process.env, CAESAR_CLI_JS: cli, CAESAR_SUPERVISOR_JS: '', CAESAR_SUPERVISOR_STANDBY: '' };
+}
+
+/** A caesar.report/v1 success with no declared changes, for a shell agent to write to $CAESAR_REPORT_PATH. */
+export const SUCCESS_REPORT = '{"protocol":"caesar.report/v1","status":"success","summary":"ok","changes":[]}';
+
+/** A repository whose project config declares the agent `writer`: `/bin/sh -c <script>`, after `extraConfig`. */
+export function repoWithShellAgent(script: string, extraConfig = ''): string {
+  const repo = makeRepo();
+  mkdirSync(path.join(repo, '.caesar'), { recursive: true });
+  const agent = `[[agent]]\nid = "writer"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`;
+  writeFileSync(path.join(repo, '.caesar', 'config.toml'), `${extraConfig}${agent}`);
+  return repo;
+}
+
+/** Processes whose command line holds `needle` (e.g. a test's private build folder), from /proc. */
+export function processesMatching(needle: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
+}
+
+/** `<prefix> 1` … `<prefix> n`, one a line: a file whose lines tasks change one by one (overlap, land). */
+export function numberedLines(prefix: string, n: number): string {
+  return Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
+}
+
+/** `text` with line `n` (1-based) replaced by `line`. */
+export function withLine(text: string, n: number, line: string): string {
+  return text.split('\n').map((l, i) => (i === n - 1 ? line : l)).join('\n');
+}
+
+/** Ten numbered lines, for overlap tests whose tasks change the first, the last, or the first differently. */
+export const TEN_LINES = numberedLines('line', 10);
+
+/** Starts a fixture task that writes `files` in its worktree, then stays running (sleeps) until cancelled. */
+export async function runningTask(repo: string, files: Record<string, string>, sleepMs = 120_000): Promise<string> {
+  const { id } = await startFixture(repo, { mode: 'success', files, sleepMs });
+  await waitFor(`task ${id} wrote its files`, async () => {
+    const s = await new TaskStore(repo).summary(id);
+    const wrote = (f: string) => existsSync(path.join(s!.state.worktree!, f)) && readFileSync(path.join(s!.state.worktree!, f), 'utf8') === files[f];
+    return s?.state.worktree && s.state.status === 'running' && Object.keys(files).every(wrote);
+  }, 30_000);
+  return id;
+}
+
+/** Runs a fixture task that writes `files` in its worktree to its end, which must be success. */
+export async function finishedTask(root: string, files: Record<string, string>, overrides: Partial<DelegateInput> = {}): Promise<string> {
+  const { id } = await startFixture(root, { mode: 'success', files }, overrides);
+  const done = await waitForFinished(root, id);
+  assert.equal(done.state.status, 'succeeded', done.state.error);
+  return id;
+}
+
+/** A running task's state as the supervisor writes it (validated), for units that take one; `over` sets the rest. */
+export function runningState(id: string, root: string, over: Partial<TaskState> = {}): TaskState {
+  return TaskStateSchema.parse({
+    id,
+    status: 'running',
+    agent: 'fixture',
+    objective: `objective of ${id}`,
+    mode: 'write',
+    isolation: 'worktree',
+    network: false,
+    timeout_ms: 60_000,
+    depth: 0,
+    created_at: new Date().toISOString(),
+    root,
+    workspace: root,
+    ...over,
+  });
 }

@@ -3,11 +3,11 @@ import { promises as fs, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { concludeRun, synthesizedConclusion, type RunToConclude } from '../../../src/engine/run/run-conclusion';
 import { StateWriter } from '../../../src/engine/run/state-writer';
-import { TaskStateSchema, taskPaths, type CheckResult, type Finding, type LaunchSpec, type TaskPaths } from '../../../src/protocol';
+import { taskPaths, type CheckResult, type Finding, type LaunchSpec, type TaskPaths } from '../../../src/protocol';
 import type { SpawnPlan } from '../../../src/agents/types';
 import type { Placement } from '../../../src/engine/run/isolation';
 import type { RunAgentResult } from '../../../src/engine/process/spawn';
-import { git, makeRepo } from './helpers';
+import { git, makeRepo, runningState } from './helpers';
 
 /*
  * concludeRun on its own, over a real repository and a real worktree the "agent" (this test) changed: what the
@@ -40,10 +40,7 @@ async function scene(): Promise<Scene> {
     prefix: '',
     findings: [],
   };
-  const state = new StateWriter(paths.state, TaskStateSchema.parse({
-    id: ID, status: 'running', agent: 'fixture', objective: 'conclude', mode: 'write', isolation: 'worktree', network: false,
-    timeout_ms: 60_000, depth: 0, created_at: new Date().toISOString(), root: repo, workspace: worktree,
-  }));
+  const state = new StateWriter(paths.state, runningState(ID, repo, { objective: 'conclude', workspace: worktree }));
   return { repo, worktree, paths, placement, state };
 }
 

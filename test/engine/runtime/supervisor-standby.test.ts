@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { delegate } from '../../../src/engine/launch/delegate';
 import { SupervisorStandby, prestartSupervisor, takeStandby } from '../../../src/engine/launch/supervisor-process';
 import { taskPaths } from '../../../src/protocol';
-import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, runCliScript, trustedHome, waitFor, waitForFinished } from './helpers';
+import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, processesMatching, repoWithShellAgent, runCliScript, shippedCliEnv, SUCCESS_REPORT, trustedHome, waitFor, waitForFinished } from './helpers';
 
 /*
  * `caesar run` starts its task's supervisor ahead of time (supervisor-process.ts): the CLI's loader spawns a standby
@@ -12,22 +12,6 @@ import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, runCliScript, truste
  * lean supervisor) and check that the standby really supervises the task, as a fresh supervisor would, and that
  * no standby outlives a CLI that had no task for it.
  */
-
-const REPORT = '{"protocol":"caesar.report/v1","status":"success","summary":"ok","changes":[]}';
-
-/** Processes whose command line holds `needle` (this test's private build folder), from /proc. */
-function processesMatching(needle: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return pids;
-}
 
 describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)', function () {
   this.timeout(90_000);
@@ -37,14 +21,11 @@ describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)
   before(async () => {
     cli = await buildShippedCli();
     standbyScript = path.join(path.dirname(cli), 'supervisor.js');
-    env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_SUPERVISOR_JS: '', CAESAR_SUPERVISOR_STANDBY: '' };
+    env = shippedCliEnv(cli);
   });
 
   it('caesar run: the standby takes the task, logs to the task, runs the agent and concludes it', async () => {
-    const repo = makeRepo();
-    mkdirSync(path.join(repo, '.caesar'), { recursive: true });
-    const script = `pwd > where.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
-    writeFileSync(path.join(repo, '.caesar', 'config.toml'), `[[agent]]\nid = "writer"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
+    const repo = repoWithShellAgent(`pwd > where.txt; printf '%s' '${SUCCESS_REPORT}' > "$CAESAR_REPORT_PATH"`);
 
     const run = await runCliScript(cli, ['run', 'write where.txt', '--agent', 'writer', '--isolation', 'worktree', '--mode', 'write', '--json'], repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);

@@ -1,13 +1,13 @@
 import { strict as assert } from 'node:assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { handOffToIdle, probeIdleSupervisor, startIdleSupervisor } from '../../../src/engine/launch/warm-client';
 import { buildId, socketPath } from '../../../src/engine/launch/warm-common';
 import { taskPaths, type TaskState } from '../../../src/protocol';
-import { buildShippedCli, makeRepo, pidAlive, runCliScript, trustedHome, waitFor, waitForFinished } from './helpers';
+import { buildShippedCli, makeRepo, pidAlive, processesMatching, repoWithShellAgent, runCliScript, shippedCliEnv, SUCCESS_REPORT, trustedHome, waitFor, waitForFinished } from './helpers';
 
 /*
  * Issue 27: the user's warm supervisor. An idle `supervisor.js idle` waits on a unix socket in the user's private
@@ -16,31 +16,10 @@ import { buildShippedCli, makeRepo, pidAlive, runCliScript, trustedHome, waitFor
  * can fail (each must fall back to a fresh supervisor and still run the task).
  */
 
-const REPORT = '{"protocol":"caesar.report/v1","status":"success","summary":"ok","changes":[]}';
-
-/** Processes whose command line holds `needle`, from /proc. */
-function processesMatching(needle: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return pids;
-}
-
 /** A repository whose `writer` agent writes out.txt, optionally after `gate` exists, and reports success. */
 function repoWithAgent(gate?: string, extraConfig = ''): string {
-  const repo = makeRepo();
-  mkdirSync(path.join(repo, '.caesar'), { recursive: true });
   const wait = gate ? `while [ ! -e '${gate}' ]; do sleep 0.05; done; ` : '';
-  const script = `${wait}echo x > out.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
-  const agent = `[[agent]]\nid = "writer"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`;
-  writeFileSync(path.join(repo, '.caesar', 'config.toml'), `${extraConfig}${agent}`);
-  return repo;
+  return repoWithShellAgent(`${wait}echo x > out.txt; printf '%s' '${SUCCESS_REPORT}' > "$CAESAR_REPORT_PATH"`, extraConfig);
 }
 
 const RUN_ARGS = ['run', 'write out.txt', '--agent', 'writer', '--isolation', 'worktree', '--mode', 'write', '--json'];
@@ -80,7 +59,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
   beforeEach(() => {
     const warm = mkdtempSync(path.join(tmpdir(), 'cw-'));
     chmodSync(warm, 0o700);
-    env = { ...process.env, CAESAR_CLI_JS: cli, CAESAR_SUPERVISOR_JS: '', CAESAR_SUPERVISOR_STANDBY: '', CAESAR_WARM_SUPERVISOR: '1', CAESAR_WARM_DIR: warm };
+    env = { ...shippedCliEnv(cli), CAESAR_WARM_SUPERVISOR: '1', CAESAR_WARM_DIR: warm };
     started = [path.dirname(cli)];
   });
 
@@ -88,6 +67,13 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     // Idle supervisors of this test's builds only (their command lines name the private build folders).
     for (const folder of started) for (const pid of processesMatching(`${folder}/supervisor.js\0idle`)) process.kill(pid, 'SIGKILL');
   });
+
+  /** `caesar run` of the writer agent in `repo` (trusted) from `build`, which must succeed: its task as it ended. */
+  async function runWriter(repo: string, runEnv = env, build = cli): Promise<ReturnType<typeof taskOutcome>> {
+    const run = await runCliScript(build, RUN_ARGS, repo, 60_000, { ...runEnv, HOME: trustedHome(build, repo) });
+    assert.equal(run.code, 0, run.stderr + run.stdout);
+    return taskOutcome(repo, run.stdout);
+  }
 
   async function idleListening(supervisorScript = script, e = env, not?: number) {
     return waitFor('an idle supervisor to listen', async () => {
@@ -102,13 +88,10 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.equal((await idleListening()).pid, pid);
 
     const repo = repoWithAgent();
-    const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
-    assert.equal(run.code, 0, run.stderr + run.stdout);
-    const { state, log } = taskOutcome(repo, run.stdout);
+    const { id, state, log } = await runWriter(repo);
     assert.equal(state.supervisor_pid, pid, `the pre-started supervisor ran the task; supervisor.log:\n${log}`);
     assert.match(log, new RegExp(`supervisor ${pid} was kept warm`));
     // Its last log line follows the final state, which `caesar run` returned on: wait for it, do not race it.
-    const { id } = taskOutcome(repo, run.stdout);
     await waitFor('the supervisor to log its end', () => /ended: succeeded/.test(readFileSync(taskPaths(repo, id).supervisorLog, 'utf8')));
     assert.equal(readFileSync(path.join(state.worktree!, 'out.txt'), 'utf8').trim(), 'x');
 
@@ -169,9 +152,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     await waitFor('the stale idle supervisor to exit', () => !pidAlive(pid), 30_000);
 
     const repo = repoWithAgent();
-    const run = await runCliScript(copy, RUN_ARGS, repo, 60_000, { ...copyEnv, HOME: trustedHome(copy, repo) });
-    assert.equal(run.code, 0, run.stderr + run.stdout);
-    const { state, log } = taskOutcome(repo, run.stdout);
+    const { state, log } = await runWriter(repo, copyEnv, copy);
     assert.notEqual(state.supervisor_pid, pid);
     assert.doesNotMatch(log, /kept warm/, 'no idle supervisor of the old build ran it');
   });
@@ -180,9 +161,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const socket = socketPath(env.CAESAR_WARM_DIR!, buildId(script)!);
     writeFileSync(socket, 'garbage');
     const repo = repoWithAgent();
-    const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
-    assert.equal(run.code, 0, run.stderr + run.stdout);
-    assert.doesNotMatch(taskOutcome(repo, run.stdout).log, /kept warm/);
+    assert.doesNotMatch((await runWriter(repo)).log, /kept warm/);
     await idleListening();
   });
 
@@ -195,9 +174,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.ok(existsSync(socket), 'a socket file is left behind, with no one listening');
 
     const repo = repoWithAgent();
-    const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
-    assert.equal(run.code, 0, run.stderr + run.stdout);
-    assert.doesNotMatch(taskOutcome(repo, run.stdout).log, /kept warm/);
+    assert.doesNotMatch((await runWriter(repo)).log, /kept warm/);
     await idleListening();
   });
 
@@ -213,9 +190,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     await waitFor('the stand-in to listen', async () => (await probeIdleSupervisor(script, env))?.pid === fake.pid);
 
     const repo = repoWithAgent();
-    const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
-    assert.equal(run.code, 0, run.stderr + run.stdout);
-    const { id, state, log } = taskOutcome(repo, run.stdout);
+    const { id, state, log } = await runWriter(repo);
     assert.ok(readFileSync(`${socket}.got`, 'utf8').includes(id), 'the stand-in was handed this task before it died');
     assert.notEqual(state.supervisor_pid, fake.pid);
     assert.doesNotMatch(log, /kept warm/);
@@ -231,9 +206,10 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const tasks = taskPaths(repo, 't_x').dir.replace(/t_x$/, '');
     const id = await waitFor('the task to run', () => {
       const name = existsSync(tasks) ? readdirSync(tasks).find((n) => n.startsWith('t_')) : undefined;
-      // The task's folder is made before its state is written (atomically): no state yet is "not yet".
-      if (!name || !existsSync(path.join(tasks, name, 'state.json'))) return undefined;
-      const state = JSON.parse(readFileSync(path.join(tasks, name, 'state.json'), 'utf8')) as TaskState;
+      // The task folder appears before its first state.json (written whole, by rename): wait for the file too.
+      const file = name && path.join(tasks, name, 'state.json');
+      if (!file || !existsSync(file)) return undefined;
+      const state = JSON.parse(readFileSync(file, 'utf8')) as TaskState;
       return state.status === 'running' && state.agent_pid ? name : undefined;
     }, 30_000);
     cliProcess.kill('SIGKILL');
@@ -249,9 +225,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.ok(pid);
     await idleListening();
     const repo = repoWithAgent(undefined, '[sandbox]\nmode = "required"\n\n');
-    const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo), CAESAR_SANDBOX: '' });
-    assert.equal(run.code, 0, run.stderr + run.stdout);
-    const { state } = taskOutcome(repo, run.stdout);
+    const { state } = await runWriter(repo, { ...env, CAESAR_SANDBOX: '' });
     assert.equal(state.supervisor_pid, pid);
     assert.deepEqual(state.sandbox, { confined: true });
     assert.equal(readFileSync(path.join(state.worktree!, 'out.txt'), 'utf8').trim(), 'x');
@@ -261,9 +235,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     chmodSync(env.CAESAR_WARM_DIR!, 0o755);
     assert.equal(startIdleSupervisor(script, env), undefined);
     const repo = repoWithAgent();
-    const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
-    assert.equal(run.code, 0, run.stderr + run.stdout);
-    assert.doesNotMatch(taskOutcome(repo, run.stdout).log, /kept warm/);
+    assert.doesNotMatch((await runWriter(repo)).log, /kept warm/);
     assert.deepEqual(readdirSync(env.CAESAR_WARM_DIR!), [], 'nothing was made in it');
     assert.deepEqual(processesMatching(`${script}\0idle`), []);
   });

@@ -3,12 +3,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
 import { landTasks, requireTaskView, sandboxPreflight } from '../../../src/engine/tasks';
-import { git, makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
+import { finishedTask, git, makeRepo, numberedLines, startFixture, waitForFinished, withLine } from '../runtime/helpers';
 
 const check = (name: string, command: string, timeout_ms = 20_000) => ({ name, command, timeout_ms });
-const lines = (prefix: string, n = 12) => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
-/** `text` with line `n` (1-based) replaced. */
-const withLine = (text: string, n: number, line: string) => text.split('\n').map((l, i) => (i === n - 1 ? line : l)).join('\n');
 
 /**
  * Land (issue 25, item 2) through the engine, with real git and real supervisors running the fixture agent: tasks
@@ -16,20 +13,13 @@ const withLine = (text: string, n: number, line: string) => text.split('\n').map
  */
 describe('engine/tasks: landTasks (the landing queue)', function () {
   this.timeout(120_000);
-  const A = lines('a');
-  const B = lines('b');
-
-  async function finishedTask(root: string, files: Record<string, string>, checks: ReturnType<typeof check>[] = []): Promise<string> {
-    const { id } = await startFixture(root, { mode: 'success', files }, { checks });
-    const done = await waitForFinished(root, id);
-    assert.equal(done.state.status, 'succeeded', done.state.error);
-    return id;
-  }
+  const A = numberedLines('a', 12);
+  const B = numberedLines('b', 12);
 
   /** Three tasks from one base (two compatible, one conflicting with the first), then a user commit on HEAD. */
   async function scenario() {
     const root = makeRepo({ 'a.txt': A, 'b.txt': B });
-    const first = await finishedTask(root, { 'a.txt': withLine(A, 2, 'a two by the first task') }, [check('has both', 'grep -q "a two by" a.txt && grep -q "a eleven by the user" a.txt')]);
+    const first = await finishedTask(root, { 'a.txt': withLine(A, 2, 'a two by the first task') }, { checks: [check('has both', 'grep -q "a two by" a.txt && grep -q "a eleven by the user" a.txt')] });
     const second = await finishedTask(root, { 'b.txt': withLine(B, 9, 'b nine by the second task'), 'new.txt': 'new\n' });
     const third = await finishedTask(root, { 'a.txt': withLine(A, 2, 'a two by the third task') });
     writeFileSync(path.join(root, 'a.txt'), withLine(A, 11, 'a eleven by the user'));
@@ -87,7 +77,7 @@ describe('engine/tasks: landTasks (the landing queue)', function () {
     const root = makeRepo({ 'a.txt': A, 'b.txt': B });
     const first = await finishedTask(root, { 'a.txt': withLine(A, 2, 'a two by the first task') });
     // Passes alone (its own run), fails once the first task's change is there too.
-    const second = await finishedTask(root, { 'b.txt': withLine(B, 5, 'b five') }, [check('no first', '! grep -q "by the first task" a.txt')]);
+    const second = await finishedTask(root, { 'b.txt': withLine(B, 5, 'b five') }, { checks: [check('no first', '! grep -q "by the first task" a.txt')] });
     const third = await finishedTask(root, { 'c.txt': 'c\n' });
     assert.equal((await requireTaskView(root, second)).result?.checks?.[0]?.exit_code, 0, 'the check passed in the task itself');
 

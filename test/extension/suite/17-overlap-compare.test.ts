@@ -3,7 +3,8 @@ import * as vscode from 'vscode';
 import type { CaesarApi, TreeItemSnapshot } from '../../../src/extension/api';
 import type { CompareShown } from '../../../src/extension/compare';
 import type { DelegateOutcome } from '../../../src/extension/delegate/delegateCommands';
-import { CHECKS_TOOLTIP, type ShownStep } from '../../../src/extension/delegate/flow';
+import type { ShownStep } from '../../../src/extension/delegate/quickSteps';
+import { CHECKS_TOOLTIP } from '../../../src/extension/delegate/severalSteps';
 import { caesar, runInTerminal, sleep, until } from './helpers';
 
 // Issue 25 in the editor: two real tasks that changed one file differently show the overlap (and git's prediction)

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { CaesarApi } from '../../../src/extension/api';
 import type { DelegateOutcome } from '../../../src/extension/delegate/delegateCommands';
-import type { ShownStep } from '../../../src/extension/delegate/flow';
+import type { ShownStep } from '../../../src/extension/delegate/quickSteps';
 import { acceptQuickInput, caesar, quickInputSettled, sleep, until } from './helpers';
 
 /**
