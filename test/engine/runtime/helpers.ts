@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, promises as fs, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, promises as fs, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { build } from 'esbuild';
@@ -155,6 +155,29 @@ export function pidAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * The host's live processes (pids as /proc shows them; a zombie's command line is empty) whose command line holds
+ * `needle`. A sandboxed agent or check sees the pids of its own PID namespace, which mean nothing outside: a test that
+ * must know whether a process it started is gone gives it a unique argument (`sleep 299.<random>`) and looks for that.
+ */
+export function processesMatching(needle: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
+}
+
+/** A `sleep` duration no other process uses (seconds.fraction), for processesMatching. */
+export function uniqueSleep(seconds: number): string {
+  return `${seconds}.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${String(process.pid % 1000).padStart(3, '0')}`;
 }
 
 export function groupGone(pgid: number): boolean {

@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { delegate } from '../../../src/engine/launch/delegate';
 import { SupervisorStandby, prestartSupervisor, takeStandby } from '../../../src/engine/launch/supervisor-process';
 import { taskPaths } from '../../../src/protocol';
-import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, runCliScript, trustedHome, waitFor, waitForFinished } from './helpers';
+import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, processesMatching, runCliScript, trustedHome, waitFor, waitForFinished } from './helpers';
 
 /*
  * `caesar run` starts its task's supervisor ahead of time (supervisor-process.ts): the CLI's loader spawns a standby
@@ -14,20 +14,6 @@ import { buildShippedCli, fixtureAgent, makeRepo, pidAlive, runCliScript, truste
  */
 
 const REPORT = '{"protocol":"caesar.report/v1","status":"success","summary":"ok","changes":[]}';
-
-/** Processes whose command line holds `needle` (this test's private build folder), from /proc. */
-function processesMatching(needle: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return pids;
-}
 
 describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)', function () {
   this.timeout(90_000);
@@ -76,7 +62,9 @@ describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)
     const repo = makeRepo();
     prestartSupervisor({ ...env });
     const marker = `marker-${process.pid}-${Date.now()}`;
-    const envFile = path.join(makeRepo(), 'env.json');
+    // A folder outside the task's, which the sandboxed agent may write because [sandbox] read_write names it.
+    const dumpDir = makeRepo();
+    const envFile = path.join(dumpDir, 'env.json');
     const { id } = await delegate(
       {
         root: repo,
@@ -89,6 +77,7 @@ describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)
         isolation: 'worktree',
         network: true,
         timeout_ms: 30_000,
+        sandbox: { read_write: [dumpDir] },
       },
       { cliScript: cli, env: { STANDBY_MARKER: marker } },
     );

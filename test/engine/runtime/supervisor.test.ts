@@ -11,7 +11,8 @@ import { TaskStateSchema } from '../../../src/protocol';
 import { TaskStore } from '../../../src/engine/store/store';
 import { worktreeDiff } from '../../../src/engine/git/reconcile';
 import {
-  buildCli, fixtureAgent, git, groupGone, makePlainDir, makeRepo, pidAlive, readFinished, startFixture, waitFor, waitForFinished,
+  buildCli, fixtureAgent, git, groupGone, makePlainDir, makeRepo, pidAlive, processesMatching, readFinished, startFixture, waitFor,
+  waitForFinished,
 } from './helpers';
 
 function finishedCount(events: Array<{ type: string }>): number {
@@ -122,19 +123,41 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     assertWellFormedLog(done.events);
   });
 
-  it('ignore-TERM with grandchildren: SIGKILL after the grace period and no process left in the group', async () => {
-    const repo = makeRepo();
-    const { id, taskDir } = await startFixture(repo, { mode: 'ignore-term-with-grandchildren' }, { timeout_ms: 1500 });
-    const info = await waitFor('grandchildren.json', () => {
-      const file = path.join(taskDir, 'grandchildren.json');
-      return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { leader: number; pids: number[] }) : undefined;
+  /** The agent's host pid and its two grandchildren's, once they all run (found by their argument, see the fixture). */
+  async function grandchildrenRunning(repo: string, id: string): Promise<{ leader: number; pids: number[] }> {
+    const store = new TaskStore(repo);
+    return waitFor('the agent and its grandchildren', async () => {
+      const leader = (await store.get(id))?.state.agent_pid;
+      const pids = processesMatching(`grandchild-of-${id}`);
+      return leader && pids.length === 2 ? { leader, pids } : undefined;
     });
+  }
+
+  // Unconfined on purpose: this is the supervisor's own kill path (TERM to the agent's group, KILL after the grace
+  // period), which every task without the sandbox relies on (mode "off", macOS, no bwrap). Sandboxed, bwrap ends at the
+  // TERM and the kernel ends its PID namespace with it: the next test.
+  it('ignore-TERM with grandchildren, unconfined: SIGKILL after the grace period and no process left in the group', async () => {
+    const repo = makeRepo();
+    const { id } = await startFixture(repo, { mode: 'ignore-term-with-grandchildren' }, { timeout_ms: 1500, sandbox: { mode: 'off' } });
+    const info = await grandchildrenRunning(repo, id);
     assert.ok(info.pids.every(pidAlive), 'grandchildren run before the deadline');
     const done = await waitForFinished(repo, id, 20_000);
+    assert.equal(done.state.sandbox?.confined, false);
     assert.equal(done.state.status, 'timed_out');
     assert.equal(done.state.signal, 'SIGKILL');
     assert.ok(groupGone(info.leader), 'kill(-pgid, 0) gives ESRCH: the whole group is gone');
     for (const pid of [info.leader, ...info.pids]) assert.ok(!pidAlive(pid), `process ${pid} is gone`);
+  });
+
+  it('ignore-TERM with grandchildren, sandboxed: the deadline ends the agent and every process it started', async () => {
+    const repo = makeRepo();
+    const { id } = await startFixture(repo, { mode: 'ignore-term-with-grandchildren' }, { timeout_ms: 1500 });
+    const info = await grandchildrenRunning(repo, id);
+    const done = await waitForFinished(repo, id, 20_000);
+    assert.equal(done.state.sandbox?.confined, true, 'the suite runs in the default mode, auto, where bwrap works');
+    assert.equal(done.state.status, 'timed_out');
+    assert.ok(groupGone(info.leader), "bwrap's process group is gone");
+    assert.deepEqual(processesMatching(`grandchild-of-${id}`), [], 'no grandchild is left');
   });
 
   it('lie: declares a.txt, writes b.txt → changes come from git, with two medium findings', async () => {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { handOffToIdle, probeIdleSupervisor, startIdleSupervisor } from '../../../src/engine/launch/warm-client';
 import { buildId, socketPath } from '../../../src/engine/launch/warm-common';
 import { taskPaths, type TaskState } from '../../../src/protocol';
-import { buildShippedCli, makeRepo, pidAlive, runCliScript, trustedHome, waitFor, waitForFinished } from './helpers';
+import { buildShippedCli, makeRepo, pidAlive, processesMatching, runCliScript, trustedHome, waitFor, waitForFinished } from './helpers';
 
 /*
  * Issue 27: the user's warm supervisor. An idle `supervisor.js idle` waits on a unix socket in the user's private
@@ -18,29 +18,19 @@ import { buildShippedCli, makeRepo, pidAlive, runCliScript, trustedHome, waitFor
 
 const REPORT = '{"protocol":"caesar.report/v1","status":"success","summary":"ok","changes":[]}';
 
-/** Processes whose command line holds `needle`, from /proc. */
-function processesMatching(needle: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return pids;
-}
-
-/** A repository whose `writer` agent writes out.txt, optionally after `gate` exists, and reports success. */
-function repoWithAgent(gate?: string, extraConfig = ''): string {
+/**
+ * A repository whose `writer` agent writes out.txt, optionally once `gate` exists, and reports success. The gate is
+ * `<repo>/.caesar/gate`: the agent runs sandboxed, where the repository is visible (read-only) and the host's /tmp is not.
+ */
+function repoWithAgent(gated = false, extraConfig = ''): { repo: string; gate: string } {
   const repo = makeRepo();
   mkdirSync(path.join(repo, '.caesar'), { recursive: true });
-  const wait = gate ? `while [ ! -e '${gate}' ]; do sleep 0.05; done; ` : '';
+  const gate = path.join(repo, '.caesar', 'gate');
+  const wait = gated ? `while [ ! -e '${gate}' ]; do sleep 0.05; done; ` : '';
   const script = `${wait}echo x > out.txt; printf '%s' '${REPORT}' > "$CAESAR_REPORT_PATH"`;
   const agent = `[[agent]]\nid = "writer"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`;
   writeFileSync(path.join(repo, '.caesar', 'config.toml'), `${extraConfig}${agent}`);
-  return repo;
+  return { repo, gate };
 }
 
 const RUN_ARGS = ['run', 'write out.txt', '--agent', 'writer', '--isolation', 'worktree', '--mode', 'write', '--json'];
@@ -101,7 +91,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.ok(pid);
     assert.equal((await idleListening()).pid, pid);
 
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     const { state, log } = taskOutcome(repo, run.stdout);
@@ -152,7 +142,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     appendFileSync(path.join(path.dirname(copy), 'supervisor-main.js'), '\n// rebuilt\n');
     await waitFor('the stale idle supervisor to exit', () => !pidAlive(pid), 30_000);
 
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     const run = await runCliScript(copy, RUN_ARGS, repo, 60_000, { ...copyEnv, HOME: trustedHome(copy, repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     const { state, log } = taskOutcome(repo, run.stdout);
@@ -163,7 +153,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
   it('falls back to a fresh supervisor when the socket is a plain file, and the next idle one replaces the file', async () => {
     const socket = socketPath(env.CAESAR_WARM_DIR!, buildId(script)!);
     writeFileSync(socket, 'garbage');
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     assert.doesNotMatch(taskOutcome(repo, run.stdout).log, /kept warm/);
@@ -178,7 +168,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     await waitFor('the stand-in to die', () => listener.exitCode !== null || listener.signalCode !== null);
     assert.ok(existsSync(socket), 'a socket file is left behind, with no one listening');
 
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     assert.doesNotMatch(taskOutcome(repo, run.stdout).log, /kept warm/);
@@ -196,7 +186,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     );
     await waitFor('the stand-in to listen', async () => (await probeIdleSupervisor(script, env))?.pid === fake.pid);
 
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     const { id, state, log } = taskOutcome(repo, run.stdout);
@@ -209,8 +199,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const pid = startIdleSupervisor(script, env);
     assert.ok(pid);
     await idleListening();
-    const gate = path.join(makeRepo(), 'gate');
-    const repo = repoWithAgent(gate);
+    const { repo, gate } = repoWithAgent(true);
     const cliProcess = spawn(process.execPath, [cli, ...RUN_ARGS], { cwd: repo, env: { ...env, HOME: trustedHome(cli, repo) }, stdio: 'ignore' });
     const tasks = taskPaths(repo, 't_x').dir.replace(/t_x$/, '');
     const id = await waitFor('the task to run', () => {
@@ -231,7 +220,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const pid = startIdleSupervisor(script, env);
     assert.ok(pid);
     await idleListening();
-    const repo = repoWithAgent(undefined, '[sandbox]\nmode = "required"\n\n');
+    const { repo } = repoWithAgent(false, '[sandbox]\nmode = "required"\n\n');
     const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo), CAESAR_SANDBOX: '' });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     const { state } = taskOutcome(repo, run.stdout);
@@ -243,7 +232,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
   it('a warm folder that others may enter turns the warm supervisor off: no idle one, tasks start fresh', async () => {
     chmodSync(env.CAESAR_WARM_DIR!, 0o755);
     assert.equal(startIdleSupervisor(script, env), undefined);
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
     assert.equal(run.code, 0, run.stderr + run.stdout);
     assert.doesNotMatch(taskOutcome(repo, run.stdout).log, /kept warm/);
