@@ -204,7 +204,8 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const tasks = taskPaths(repo, 't_x').dir.replace(/t_x$/, '');
     const id = await waitFor('the task to run', () => {
       const name = existsSync(tasks) ? readdirSync(tasks).find((n) => n.startsWith('t_')) : undefined;
-      if (!name) return undefined;
+      // The task folder exists a moment before its state.json (written by rename, so never read half-written).
+      if (!name || !existsSync(path.join(tasks, name, 'state.json'))) return undefined;
       const state = JSON.parse(readFileSync(path.join(tasks, name, 'state.json'), 'utf8')) as TaskState;
       return state.status === 'running' && state.agent_pid ? name : undefined;
     }, 30_000);
