@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ResultDocSchema, TaskStateSchema, taskPaths } from '../../src/protocol';
-import { buildCli, makeRepo, pidAlive } from '../engine/runtime/helpers';
+import { buildCli, makeRepo, processesMatching, uniqueSleep } from '../engine/runtime/helpers';
 
 interface CliRun {
   code: number | null;
@@ -119,8 +119,9 @@ describe('checks: commands Caesar runs itself after the agent (real CLI, demo ag
 
   it('a hanging [[check]] from the global config is killed at its timeout, with its process group, and the task concludes', async () => {
     const repo = makeRepo();
-    const pidFile = path.join(realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-check-pid-'))), 'pid');
-    const home = privateHome(`[[check]]\nname = "hangs"\ncommand = "sleep 300 & echo $! > ${pidFile}; wait"\ntimeout = "1s"\n`);
+    // The check runs sandboxed (its own PID namespace): the sleep is found on the host by its unique duration.
+    const sleep = uniqueSleep(300);
+    const home = privateHome(`[[check]]\nname = "hangs"\ncommand = "sleep ${sleep} & touch check-started; wait"\ntimeout = "1s"\n`);
     const started = Date.now();
     const run = await cli(repo, home, ['run', '--agent', 'demo', 'Write GREETING.md']);
     assert.notEqual(run.code, 0);
@@ -134,27 +135,27 @@ describe('checks: commands Caesar runs itself after the agent (real CLI, demo ag
     assert.equal(check!.timed_out, true);
     assert.match(check!.error ?? '', /killed at its timeout \(1 s\)/);
     assert.match(run.stdout, /FAILED hangs/);
-    const sleeper = Number(readFileSync(pidFile, 'utf8'));
-    assert.ok(sleeper > 0);
-    assert.equal(pidAlive(sleeper), false, 'the check\'s background sleep went with its group');
+    assert.ok(existsSync(path.join(state.worktree!, 'check-started')), 'the check started its background sleep');
+    assert.deepEqual(processesMatching(`sleep ${sleep}`), [], "the check's background sleep went with its group");
   });
 
   it('a project-layer [[check]] is refused until the user trusts the file, then it runs', async () => {
     const repo = makeRepo();
     const home = privateHome();
-    const marker = path.join(repo, 'check-ran');
+    // A check may write only its task's worktree (its cwd): the marker goes there.
     mkdirSync(path.join(repo, '.caesar'), { recursive: true });
-    writeFileSync(path.join(repo, '.caesar/config.toml'), `[[check]]\nname = "planted"\ncommand = "touch ${marker}"\n`);
+    writeFileSync(path.join(repo, '.caesar/config.toml'), '[[check]]\nname = "planted"\ncommand = "touch check-ran"\n');
     const refused = await cli(repo, home, ['run', '--agent', 'demo', 'Write GREETING.md']);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr + refused.stdout, /not trusted/);
     assert.match(refused.stderr + refused.stdout, /check planted runs in a shell/);
-    assert.throws(() => readFileSync(marker), 'nothing ran');
+    assert.equal(execFileSync('find', [repo, '-name', 'check-ran'], { encoding: 'utf8' }), '', 'nothing ran');
 
     execFileSync(process.execPath, [process.env.CAESAR_CLI_JS!, 'trust', '--root', repo], { env: { ...process.env, HOME: home }, stdio: 'ignore' });
     const run = await cli(repo, home, ['run', '--agent', 'demo', 'Write GREETING.md', '--json']);
     assert.equal(run.code, 0, run.stdout + run.stderr);
-    assert.deepEqual(JSON.parse(run.stdout).checks.map((c: { name: string; exit_code: number }) => [c.name, c.exit_code]), [['planted', 0]]);
-    readFileSync(marker);
+    const json = JSON.parse(run.stdout);
+    assert.deepEqual(json.checks.map((c: { name: string; exit_code: number }) => [c.name, c.exit_code]), [['planted', 0]]);
+    assert.ok(existsSync(path.join(taskFiles(repo, json.task_id).state.worktree!, 'check-ran')), 'the check ran, in the worktree');
   });
 });

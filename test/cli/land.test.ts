@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { taskPaths } from '../../src/protocol';
+import { stateDir, taskPaths } from '../../src/protocol';
 import { requireTaskView } from '../../src/engine/tasks';
-import { FIXTURE_AGENT, buildCli, finishedTask, git, makeRepo, numberedLines, startFixture, trustedHome, waitFor, waitForFinished, withLine } from '../engine/runtime/helpers';
+import { FIXTURE_AGENT, buildCli, finishedTask, git, makeRepo, numberedLines, processesMatching, startFixture, trustedHome, uniqueSleep, waitFor, waitForFinished, withLine } from '../engine/runtime/helpers';
 import { caesarGroup, snapshot } from '../reliability/apply-helpers';
 
 
@@ -87,56 +87,64 @@ describe('cli: caesar land', function () {
     assert.equal(readdirSync(path.join(root, '.caesar', 'tasks')).length, 3, 'no task was started');
   });
 
+  /**
+   * A check that hangs only while `.caesar/hang-the-check` exists (the test creates it for the land, not for the task's
+   * own run), after saying so with a marker in its worktree. It runs sandboxed: it can read the repository but write
+   * only its worktree (here land's scratch worktree, where the test looks for the marker).
+   */
+  function hangingCheck(root: string, sleep: string) {
+    const trigger = path.join(root, '.caesar', 'hang-the-check');
+    const command = `if [ -f ${JSON.stringify(trigger)} ]; then touch check-started; sleep ${sleep}; fi`;
+    const started = (id: string) => existsSync(path.join(stateDir(root), 'land', `wt-${id}`, 'check-started'));
+    return { trigger, started, checks: [{ name: 'slow', command, timeout_ms: 120_000 }] };
+  }
+
   it('killed with SIGKILL while a check runs on the combined result: the checkout is as before, and the next land cleans the scratch worktree up and lands', async () => {
     const root = makeRepo({ 'a.txt': A });
-    // The check hangs only once `slow` exists (created for the land, not for the task's own run), saying it started.
-    const slow = path.join(root, '..', `${path.basename(root)}-slow`);
-    const started = `${slow}-started`;
-    const command = `if [ -f ${JSON.stringify(slow)} ]; then rm -f ${JSON.stringify(slow)}; touch ${JSON.stringify(started)}; sleep 60; fi`;
-    const { id } = await startFixture(root, { mode: 'success', files: { 'a.txt': withLine(A, 2, 'a two') } }, { checks: [{ name: 'slow', command, timeout_ms: 120_000 }] });
+    const check = hangingCheck(root, '60');
+    const { id } = await startFixture(root, { mode: 'success', files: { 'a.txt': withLine(A, 2, 'a two') } }, { checks: check.checks });
     await waitForFinished(root, id);
-    writeFileSync(slow, '');
+    writeFileSync(check.trigger, '');
     const before = snapshot(root);
     // The CLI as its own process group, as a terminal runs it: killed whole (the check with it) once the check runs.
     const land = spawn(process.execPath, [await buildCli(), 'land', id], { cwd: root, detached: true, stdio: 'ignore' });
     const ended = new Promise<NodeJS.Signals | null>((resolve) => land.on('close', (_code, signal) => resolve(signal)));
-    await waitFor('the check to start on the combined result', () => existsSync(started), 60_000);
+    await waitFor('the check to start on the combined result', () => check.started(id), 60_000);
     process.kill(-land.pid!, 'SIGKILL');
     assert.equal(await ended, 'SIGKILL');
     assert.equal(snapshot(root), before, 'nothing was written');
     assert.match(git(root, 'worktree', 'list', '--porcelain'), /\/land\/wt-/, 'the scratch worktree the kill left behind');
 
+    rmSync(check.trigger);
     const again = await caesarGroup(root, ['land', id]);
     assert.equal(again.code, 0, again.stdout + again.stderr);
     assert.doesNotMatch(git(root, 'worktree', 'list', '--porcelain'), /\/land\/wt-/);
     assert.match(readFileSync(path.join(root, 'a.txt'), 'utf8'), /a two/);
-    rmSync(started, { force: true });
   });
 
   it('Ctrl-C while a check runs on the combined result ends the check (its own process group) and stops with nothing written', async () => {
     const root = makeRepo({ 'a.txt': A });
-    const slow = path.join(root, '..', `${path.basename(root)}-slow`);
-    const pidFile = `${slow}-pid`;
-    const command = `if [ -f ${JSON.stringify(slow)} ]; then rm -f ${JSON.stringify(slow)}; echo $$ > ${JSON.stringify(pidFile)}; sleep 60; fi`;
-    const { id } = await startFixture(root, { mode: 'success', files: { 'a.txt': withLine(A, 2, 'a two') } }, { checks: [{ name: 'slow', command, timeout_ms: 120_000 }] });
+    // Found on the host by its unique duration: sandboxed, the check's own pids are its PID namespace's.
+    const sleep = uniqueSleep(60);
+    const check = hangingCheck(root, sleep);
+    const { id } = await startFixture(root, { mode: 'success', files: { 'a.txt': withLine(A, 2, 'a two') } }, { checks: check.checks });
     await waitForFinished(root, id);
-    writeFileSync(slow, '');
+    writeFileSync(check.trigger, '');
     const before = snapshot(root);
     // As a terminal's Ctrl-C: SIGINT to the CLI's process group (the check runs in a group of its own).
     const land = spawn(process.execPath, [await buildCli(), 'land', id, '--json'], { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     land.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     const ended = new Promise<number | null>((resolve) => land.on('close', (code) => resolve(code)));
-    const checkPid = await waitFor('the check to start on the combined result', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')), 60_000);
+    await waitFor('the check to start on the combined result', () => check.started(id) && processesMatching(`sleep ${sleep}`).length > 0, 60_000);
     process.kill(-land.pid!, 'SIGINT');
     assert.equal(await ended, 1);
     const outcome = JSON.parse(stdout) as { tasks: { status: string; checks: { error?: string }[] }[] };
     assert.equal(outcome.tasks[0]!.status, 'check_failed');
     assert.match(outcome.tasks[0]!.checks[0]!.error ?? '', /stopped/);
-    assert.throws(() => process.kill(checkPid, 0), /ESRCH/, 'the check was ended with the land');
+    assert.deepEqual(processesMatching(`sleep ${sleep}`), [], 'the check was ended with the land');
     assert.equal(snapshot(root), before, 'nothing was written');
     assert.doesNotMatch(git(root, 'worktree', 'list', '--porcelain'), /\/land\/wt-/, 'the scratch worktree is removed');
-    rmSync(pidFile, { force: true });
   });
 
   for (const step of ['applied', 'written'] as const) {

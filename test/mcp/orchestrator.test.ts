@@ -1,6 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { taskPaths } from '../../src/protocol';
@@ -116,8 +115,9 @@ describe('mcp: the orchestrator server (SDK client over stdio, built caesar.js, 
   });
 
   it('await reports a running task with its pending question; caesar_answer answers it once; the agent finishes with it', async () => {
-    // The agent holds after its answer until `release` exists: the second answer below meets a task still running.
-    const release = path.join(mkdtempSync(path.join(tmpdir(), 'caesar-release-')), 'go');
+    // The agent holds after its answer until `release` exists: the second answer below meets a task still running. It
+    // is in the repository's .caesar/, which the sandboxed agent sees (read-only); the host's /tmp it does not.
+    const release = path.join(repo, '.caesar', `release-${Date.now()}`);
     const { task_id: id } = await delegateFixture({ mode: 'ask', question: 'Use plan A?', holdUntil: release });
     const waiting = await waitFor('the question to be pending', async () => {
       const r = structured(await call(served.client, 'caesar_await', { task_ids: [id], timeout_ms: 500 }));

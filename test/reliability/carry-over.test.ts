@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ACTIVE_STATUSES, taskPaths, TaskStateSchema, type TaskState } from '../../src/protocol';
@@ -15,13 +15,22 @@ async function stateOf(root: string, id: string): Promise<TaskState | undefined>
   return readJsonFile(taskPaths(root, id).state, TaskStateSchema);
 }
 
+/** Where a `hold` agent looks for its release: in the repository, which a sandboxed agent sees (the host's /tmp it does not). */
+function visibleReleaseDir(root: string): string {
+  const dir = path.join(root, '.caesar', 'release');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 /** Item 8 of issue 13: the engine's own list of faults, carried over. */
 describe('reliability: carried-over faults', function () {
   this.timeout(120_000);
 
   it('supervisor killed -9 after a success report: gc concludes failed, and `finished` agrees with report_status', async () => {
     const root = makeRepo();
-    const { id } = await startHostile(root, { mode: 'report-then-hang' });
+    // Unconfined on purpose: sandboxed, the report stays in the agent's view of the task folder until the run ends,
+    // and a supervisor killed before that leaves it there (gc does not look in the view yet: a known gap).
+    const { id } = await startHostile(root, { mode: 'report-then-hang' }, { sandbox: { mode: 'off' } });
     const running = await waitFor('the report and a running agent', async () => {
       const state = await stateOf(root, id);
       return state?.agent_pid && readdirSync(taskPaths(root, id).dir).includes('report.json') ? state : undefined;
@@ -41,7 +50,7 @@ describe('reliability: carried-over faults', function () {
   it('the observing process (caesar logs -f) killed -9 mid-run and restarted: the task goes on, the new one sees it all', async () => {
     const cli = await buildCli();
     const root = makeRepo();
-    const releaseDir = mkdtempSync(path.join(tmpdir(), 'caesar-release-'));
+    const releaseDir = visibleReleaseDir(root);
     const { id } = await startHostile(root, { mode: 'hold', releaseDir });
     const first = spawn(process.execPath, [cli, 'logs', id, '--follow'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let seen = '';
@@ -90,8 +99,8 @@ describe('reliability: carried-over faults', function () {
   it('3 processes delegate 12 tasks with max_parallel 4: never more than 4 running, started in queue order', async () => {
     await buildCli();
     const root = makeRepo();
-    const releaseDir = mkdtempSync(path.join(tmpdir(), 'caesar-release-'));
-    const script = path.join(releaseDir, 'delegate-four.ts');
+    const releaseDir = visibleReleaseDir(root);
+    const script = path.join(mkdtempSync(path.join(tmpdir(), 'caesar-delegate-')), 'delegate-four.ts');
     writeFileSync(
       script,
       `const { delegate } = require(${JSON.stringify(path.resolve(__dirname, '../../src/engine/launch/delegate.ts'))});

@@ -24,6 +24,14 @@ async function escapedPid(file: string): Promise<number> {
 
 const started: number[] = [];
 
+/*
+ * Unconfined on purpose: these assert the supervisor's own sweep (processes that left the group are found by their
+ * CAESAR_TASK_ID and ended), which is what ends an escapee of a task that runs without the sandbox (mode "off", macOS,
+ * no bwrap). Sandboxed, the PID namespace ends them with bwrap (test/engine/sandbox/sandbox-task.test.ts), and the pid
+ * an escapee writes here would be its namespace's, and to a /tmp the host does not see.
+ */
+const UNCONFINED = { sandbox: { mode: 'off' as const } };
+
 /** Item 7 of issue 13: a descendant that leaves the process group (setsid, double fork) does not outlive its task. */
 (linux ? describe : describe.skip)('reliability: nothing outlives its task', function () {
   this.timeout(60_000);
@@ -35,7 +43,7 @@ const started: number[] = [];
     it(`a ${kind} escapee that ignores SIGTERM is ended when the task finishes`, async () => {
       const root = makeRepo();
       const file = pidFile();
-      const { id } = await startHostile(root, { mode: 'escape', kind, pidFile: file });
+      const { id } = await startHostile(root, { mode: 'escape', kind, pidFile: file }, UNCONFINED);
       const pid = await escapedPid(file);
       started.push(pid);
       const { state } = await waitForFinished(root, id);
@@ -48,7 +56,7 @@ const started: number[] = [];
   it('on cancel: the escapee of a hanging agent is ended too', async () => {
     const root = makeRepo();
     const file = pidFile();
-    const { id } = await startHostile(root, { mode: 'escape', kind: 'setsid', pidFile: file, hang: true });
+    const { id } = await startHostile(root, { mode: 'escape', kind: 'setsid', pidFile: file, hang: true }, UNCONFINED);
     const pid = await escapedPid(file);
     started.push(pid);
     await requestCancel(root, id);
@@ -60,7 +68,7 @@ const started: number[] = [];
   it('supervisor killed -9: gc concludes the task and ends the escapee as well as the group', async () => {
     const root = makeRepo();
     const file = pidFile();
-    const { id } = await startHostile(root, { mode: 'escape', kind: 'double-fork', pidFile: file, hang: true });
+    const { id } = await startHostile(root, { mode: 'escape', kind: 'double-fork', pidFile: file, hang: true }, UNCONFINED);
     const pid = await escapedPid(file);
     started.push(pid);
     const paths = taskPaths(root, id);

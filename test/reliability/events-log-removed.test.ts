@@ -62,7 +62,9 @@ describe('reliability: events.jsonl removed or replaced during the run', () => {
   for (const how of ['remove', 'replace'] as const) {
     it(`a real agent that ${how === 'remove' ? 'removes' : 'renames away and forges'} events.jsonl mid-run: every event is in the log, in order`, async () => {
       const repo = makeRepo();
-      const { id } = await startHostile(repo, { mode: 'remove-events-log', how, before: 3, after: 3 });
+      // Unconfined on purpose: sandboxed, events.jsonl is read-only to the agent, which cannot remove or replace it;
+      // this is the supervisor's own repair, which protects a task that runs without the sandbox.
+      const { id } = await startHostile(repo, { mode: 'remove-events-log', how, before: 3, after: 3 }, { sandbox: { mode: 'off' } });
       const done = await waitForFinished(repo, id);
       assert.equal(done.state.status, 'succeeded', done.state.error);
       assert.equal(done.badLines, 0, 'no forged line is left in the log');

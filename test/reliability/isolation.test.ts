@@ -68,7 +68,9 @@ describe('reliability: honest isolation', function () {
   it('writes into the user checkout (../.., absolute) during a worktree task are reported as a high finding', async () => {
     const root = makeRepo({ 'README.md': 'hello\n', 'src/app.js': 'app\n' });
     const outside = { '../../../escaped.txt': 'escaped\n', [path.join(root, 'src/app.js')]: 'tampered\n' };
-    const { id } = await startHostile(root, { mode: 'write-outside', outside });
+    // Unconfined on purpose: this is the after-the-fact detection that protects a task without the sandbox; sandboxed,
+    // the checkout is read-only to the agent and these writes are refused (test/reliability/sandbox-hostile.test.ts).
+    const { id } = await startHostile(root, { mode: 'write-outside', outside }, { sandbox: { mode: 'off' } });
     const { result } = await waitForFinished(root, id);
     assert.deepEqual(result.report.changes.map((c) => c.path), ['inside.txt'], 'the task diff is its worktree only');
     const finding = result.report.findings.find((f) => f.title === 'Your checkout changed during the task');
@@ -90,7 +92,8 @@ describe('reliability: honest isolation', function () {
   it('no finding claims a sandbox: a read-only task moved to a worktree that writes into the checkout is told so, not reassured', async () => {
     const root = makeRepo({ 'README.md': 'hello\n' });
     // In place and read-only for an agent with no native read-only mode: Caesar runs it in a worktree instead.
-    const { id } = await startHostile(root, { mode: 'write-outside', outside: { '../../../escaped.txt': 'escaped\n' } }, { mode: 'read-only', isolation: 'inplace' });
+    // Unconfined on purpose, as above: it is about what an unconfined task is told (sandboxed, the write is refused).
+    const { id } = await startHostile(root, { mode: 'write-outside', outside: { '../../../escaped.txt': 'escaped\n' } }, { mode: 'read-only', isolation: 'inplace', sandbox: { mode: 'off' } });
     const { state, result } = await waitForFinished(root, id);
     assert.equal(state.isolation, 'worktree');
     assert.equal(readFileSync(path.join(root, 'escaped.txt'), 'utf8'), 'escaped\n', 'the worktree did not stop the write');

@@ -222,9 +222,12 @@ describe('reliability: a hostile repository configuration (trust, tighten-only p
 
     it('env = "inherit" from the repository: the agent still gets the minimal environment the user chose', async () => {
       const c = clone();
-      c.writeGlobal(`${fixtureInGlobal}[policy]\nenv = "minimal"\n`);
+      // The agent dumps its environment outside the task folder: a folder the user's layer makes writable to it.
+      const dumpDir = path.join(path.dirname(c.home), 'dump');
+      mkdirSync(dumpDir);
+      c.writeGlobal(`${fixtureInGlobal}[policy]\nenv = "minimal"\n\n[sandbox]\nread_write = [${JSON.stringify(dumpDir)}]\n`);
       c.writeProject('[policy]\nenv = "inherit"\nenv_allow = ["SECRET_*"]\n');
-      const envFile = path.join(path.dirname(c.home), 'agent-env.json');
+      const envFile = path.join(dumpDir, 'agent-env.json');
       const run = await c.run(['run', '--agent', 'fixture', '--context', JSON.stringify({ mode: 'dump-env', envFile }), 'dump'], { SECRET_TOKEN: 'hunter2-secret' });
       assert.equal(run.code, 0, run.stderr + run.stdout);
       const seen = JSON.parse(readFileSync(envFile, 'utf8')) as Record<string, string>;

@@ -11,9 +11,10 @@ import { TaskStore } from '../../src/engine/store/store';
 import { buildCli, git, makeRepo, pidAlive, readFinished, runBuiltCli, startFixture, waitFor, waitForFinished, type Finished } from '../engine/runtime/helpers';
 
 /*
- * Issue 22, item 2: the repository is watched, not trusted. With the sandbox off (the suite's default), an agent
- * writes the shared git dir from its worktree: a hook, the shared config, info/attributes, the user's branches and
- * tags. Each is a critical finding naming it, result.json lists it, and apply refuses until the user accepts it. The
+ * Issue 22, item 2: the repository is watched, not trusted. With the sandbox off (`UNCONFINED`, set on each task that
+ * writes the shared git dir: the watch is what protects a task that runs without the sandbox — mode "off", macOS, no
+ * bwrap — and sandboxed those writes are refused, test/reliability/sandbox-hostile.test.ts), an agent writes the
+ * shared git dir from its worktree: a hook, the shared config, info/attributes, the user's branches and tags. Each is a critical finding naming it, result.json lists it, and apply refuses until the user accepts it. The
  * task's base_ref is pinned by refs/caesar/base/<id>: a prune after the user reset their branch cannot take it.
  * Every agent here is a real shell script run as an [[agent]] template by the real supervisor.
  */
@@ -30,8 +31,11 @@ function shellAgent(body: string) {
   return { id: 'shell', bin: '/bin/sh', args: [file] };
 }
 
-async function runShellTask(repo: string, body: string): Promise<Finished & { id: string }> {
-  const { id } = await startFixture(repo, {}, { agent: 'shell', generic_agent: shellAgent(body), objective: 'shell agent' });
+/** The sandbox off for this task: its agent writes the shared git dir, which only an unconfined agent can. */
+const UNCONFINED = { mode: 'off' } as const;
+
+async function runShellTask(repo: string, body: string, sandbox?: typeof UNCONFINED): Promise<Finished & { id: string }> {
+  const { id } = await startFixture(repo, {}, { agent: 'shell', generic_agent: shellAgent(body), objective: 'shell agent', ...(sandbox ? { sandbox } : {}) });
   return { id, ...(await waitForFinished(repo, id, 60_000)) };
 }
 
@@ -91,6 +95,7 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
         'git update-ref refs/heads/feature HEAD',
         'git tag -f v1 HEAD >/dev/null',
       ].join('\n'),
+      UNCONFINED,
     );
     assert.equal(done.state.status, 'succeeded');
     const moved = git(r, 'rev-parse', 'refs/heads/feature');
@@ -130,7 +135,7 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
   it('an agent that deletes refs/heads/main: a critical finding naming it; MCP caesar_apply refuses until accept_repository_changes', async () => {
     const r = repo({ 'a.txt': 'one\n' });
     const before = git(r, 'rev-parse', 'HEAD');
-    const done = await runShellTask(r, 'echo two >> a.txt\ngit update-ref -d refs/heads/main');
+    const done = await runShellTask(r, 'echo two >> a.txt\ngit update-ref -d refs/heads/main', UNCONFINED);
     assert.equal(refExists(r, 'refs/heads/main'), false, 'control: the agent deleted it');
     const change = `refs/heads/main deleted (was ${before.slice(0, 12)})`;
     assert.deepEqual(done.result.repository_changes, [change]);
@@ -167,6 +172,7 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
         'git branch -q -D scratch',
         `git branch -q -D "caesar/$(basename "$PWD")"`,
       ].join('\n'),
+      UNCONFINED,
     );
     assert.equal(done.state.status, 'succeeded');
     assert.deepEqual(done.result.repository_changes, []);
@@ -216,6 +222,7 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
       agent: 'shell',
       generic_agent: shellAgent('common=$(git rev-parse --git-common-dir)\necho "#!/bin/sh" > "$common/hooks/post-merge"\nsleep 30'),
       objective: 'shell agent',
+      sandbox: UNCONFINED,
     });
     const store = new TaskStore(r);
     const running = await waitFor('the hook planted', async () => {

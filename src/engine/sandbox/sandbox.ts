@@ -2,7 +2,7 @@
  * The decision per task (auto / required / off), the finding when a task runs unconfined, the plan wrapped in bwrap,
  * and after the run, taking the agent's report files back from its view of the task folder.
  */
-import { promises as fs, readdirSync } from 'node:fs';
+import { promises as fs, readdirSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import type { SpawnPlan } from '../../agents/types';
 import type { Finding, TaskPaths } from '../../protocol';
@@ -163,24 +163,35 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
 
 /**
  * The agent wrote its report files into its view of the task folder; they go to their real place (same file system:
- * a rename). Anything else it created there (a forged result.json, applied.json…) never reaches the task folder.
+ * a rename). Anything else it created there (a forged result.json, applied.json…) never reaches the task folder, nor
+ * does a report file that is not a regular file (a FIFO, a symlink…): that one is refused as the report reader
+ * refuses it outside the sandbox (high, "Agent report refused"), not mistaken for a file the agent may not write.
  */
 async function takeBackReport(taskDir: string, taskView: string, shown: Set<string>): Promise<Finding[]> {
   const refused: string[] = [];
+  const findings: Finding[] = [];
   for (const name of await fs.readdir(taskView).catch(() => [] as string[])) {
     const from = path.join(taskView, name);
     if ((AGENT_TASK_FILES as readonly string[]).includes(name)) {
       const stat = await fs.lstat(from).catch(() => undefined);
       if (stat?.isFile()) await fs.rename(from, path.join(taskDir, name));
-      else if (stat) refused.push(name);
+      else if (stat) findings.push({ severity: 'high', title: 'Agent report refused', detail: `${name} was refused: it is ${fileKind(stat)}, not a regular file; discarded unread.` });
     } else if (!shown.has(name) && !(AGENT_TASK_LIVE as readonly string[]).includes(name)) {
       refused.push(name);
     }
   }
   await fs.rm(taskView, { recursive: true, force: true });
-  if (!refused.length) return [];
+  if (!refused.length) return findings;
   const listed = refused.slice(0, 10).join(', ') + (refused.length > 10 ? ` and ${refused.length - 10} more` : '');
-  return [{ severity: 'medium', title: 'Sandbox kept a write out of the task folder', detail: `The agent created ${listed} in its task folder, where it may write only ${[...AGENT_TASK_FILES, ...AGENT_TASK_LIVE].join(', ')}; discarded.` }];
+  return [...findings, { severity: 'medium', title: 'Sandbox kept a write out of the task folder', detail: `The agent created ${listed} in its task folder, where it may write only ${[...AGENT_TASK_FILES, ...AGENT_TASK_LIVE].join(', ')}; discarded.` }];
+}
+
+function fileKind(stat: Stats): string {
+  if (stat.isFIFO()) return 'a FIFO';
+  if (stat.isSymbolicLink()) return 'a symbolic link';
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isSocket()) return 'a socket';
+  return 'a device or special file';
 }
 
 /**

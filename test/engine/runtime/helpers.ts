@@ -164,6 +164,29 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * The host's live processes (pids as /proc shows them; a zombie's command line is empty) whose command line holds
+ * `needle`. A sandboxed agent or check sees the pids of its own PID namespace, which mean nothing outside: a test that
+ * must know whether a process it started is gone gives it a unique argument (`sleep 299.<random>`) and looks for that.
+ */
+export function processesMatching(needle: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
+}
+
+/** A `sleep` duration no other process uses (seconds.fraction), for processesMatching. */
+export function uniqueSleep(seconds: number): string {
+  return `${seconds}.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}${String(process.pid % 1000).padStart(3, '0')}`;
+}
+
 export function groupGone(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
@@ -236,20 +259,6 @@ export function repoWithShellAgent(script: string, extraConfig = ''): string {
   const agent = `[[agent]]\nid = "writer"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`;
   writeFileSync(path.join(repo, '.caesar', 'config.toml'), `${extraConfig}${agent}`);
   return repo;
-}
-
-/** Processes whose command line holds `needle` (e.g. a test's private build folder), from /proc. */
-export function processesMatching(needle: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle)) pids.push(Number(name));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return pids;
 }
 
 /** `<prefix> 1` … `<prefix> n`, one a line: a file whose lines tasks change one by one (overlap, land). */

@@ -57,7 +57,9 @@ describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)
     const repo = makeRepo();
     prestartSupervisor({ ...env });
     const marker = `marker-${process.pid}-${Date.now()}`;
-    const envFile = path.join(makeRepo(), 'env.json');
+    // A folder outside the task's, which the sandboxed agent may write because [sandbox] read_write names it.
+    const dumpDir = makeRepo();
+    const envFile = path.join(dumpDir, 'env.json');
     const { id } = await delegate(
       {
         root: repo,
@@ -70,6 +72,7 @@ describe('engine/runtime: the supervisor started ahead of `caesar run` (standby)
         isolation: 'worktree',
         network: true,
         timeout_ms: 30_000,
+        sandbox: { read_write: [dumpDir] },
       },
       { cliScript: cli, env: { STANDBY_MARKER: marker } },
     );

@@ -11,7 +11,8 @@ import { TaskStateSchema } from '../../../src/protocol';
 import { TaskStore } from '../../../src/engine/store/store';
 import { worktreeDiff } from '../../../src/engine/git/reconcile';
 import {
-  buildCli, fixtureAgent, git, groupGone, makePlainDir, makeRepo, pidAlive, readFinished, startFixture, waitFor, waitForFinished,
+  buildCli, fixtureAgent, git, groupGone, makePlainDir, makeRepo, pidAlive, processesMatching, readFinished, startFixture, waitFor,
+  waitForFinished,
 } from './helpers';
 
 function finishedCount(events: Array<{ type: string }>): number {
@@ -122,19 +123,41 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     assertWellFormedLog(done.events);
   });
 
-  it('ignore-TERM with grandchildren: SIGKILL after the grace period and no process left in the group', async () => {
-    const repo = makeRepo();
-    const { id, taskDir } = await startFixture(repo, { mode: 'ignore-term-with-grandchildren' }, { timeout_ms: 1500 });
-    const info = await waitFor('grandchildren.json', () => {
-      const file = path.join(taskDir, 'grandchildren.json');
-      return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { leader: number; pids: number[] }) : undefined;
+  /** The agent's host pid and its two grandchildren's, once they all run (found by their argument, see the fixture). */
+  async function grandchildrenRunning(repo: string, id: string): Promise<{ leader: number; pids: number[] }> {
+    const store = new TaskStore(repo);
+    return waitFor('the agent and its grandchildren', async () => {
+      const leader = (await store.get(id))?.state.agent_pid;
+      const pids = processesMatching(`grandchild-of-${id}`);
+      return leader && pids.length === 2 ? { leader, pids } : undefined;
     });
+  }
+
+  // Unconfined on purpose: this is the supervisor's own kill path (TERM to the agent's group, KILL after the grace
+  // period), which every task without the sandbox relies on (mode "off", macOS, no bwrap). Sandboxed, bwrap ends at the
+  // TERM and the kernel ends its PID namespace with it: the next test.
+  it('ignore-TERM with grandchildren, unconfined: SIGKILL after the grace period and no process left in the group', async () => {
+    const repo = makeRepo();
+    const { id } = await startFixture(repo, { mode: 'ignore-term-with-grandchildren' }, { timeout_ms: 1500, sandbox: { mode: 'off' } });
+    const info = await grandchildrenRunning(repo, id);
     assert.ok(info.pids.every(pidAlive), 'grandchildren run before the deadline');
     const done = await waitForFinished(repo, id, 20_000);
+    assert.equal(done.state.sandbox?.confined, false);
     assert.equal(done.state.status, 'timed_out');
     assert.equal(done.state.signal, 'SIGKILL');
     assert.ok(groupGone(info.leader), 'kill(-pgid, 0) gives ESRCH: the whole group is gone');
     for (const pid of [info.leader, ...info.pids]) assert.ok(!pidAlive(pid), `process ${pid} is gone`);
+  });
+
+  it('ignore-TERM with grandchildren, sandboxed: the deadline ends the agent and every process it started', async () => {
+    const repo = makeRepo();
+    const { id } = await startFixture(repo, { mode: 'ignore-term-with-grandchildren' }, { timeout_ms: 1500 });
+    const info = await grandchildrenRunning(repo, id);
+    const done = await waitForFinished(repo, id, 20_000);
+    assert.equal(done.state.sandbox?.confined, true, 'the suite runs in the default mode, auto, where bwrap works');
+    assert.equal(done.state.status, 'timed_out');
+    assert.ok(groupGone(info.leader), "bwrap's process group is gone");
+    assert.deepEqual(processesMatching(`grandchild-of-${id}`), [], 'no grandchild is left');
   });
 
   it('lie: declares a.txt, writes b.txt → changes come from git, with two medium findings', async () => {
@@ -299,39 +322,44 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     assert.equal(later?.supervisor_pid, supervisorPid);
   });
 
-  it('kill -9 of the supervisor: the task stays active with a dead pid, the store says lost, the worktree is kept and diffable', async () => {
-    const repo = makeRepo();
-    const { id } = await startFixture(repo, { mode: 'success', files: { 'kept.txt': 'x\n' }, sleepMs: 20_000 });
-    const store = new TaskStore(repo);
-    const running = await waitFor('running with a pid', async () => {
+  // Both modes: unconfined, the agent (its own process group) outlives its supervisor until gc stops it; sandboxed,
+  // bwrap's --die-with-parent takes the agent with the supervisor. The rest is the same.
+  for (const mode of ['off', 'auto'] as const) {
+    it(`kill -9 of the supervisor: the task stays active with a dead pid, the store says lost, the worktree is kept and diffable (sandbox ${mode})`, async () => {
+      const repo = makeRepo();
+      const { id } = await startFixture(repo, { mode: 'success', files: { 'kept.txt': 'x\n' }, sleepMs: 20_000 }, { sandbox: { mode } });
+      const store = new TaskStore(repo);
+      const running = await waitFor('running with a pid', async () => {
+        const view = await store.get(id);
+        return view?.state.status === 'running' && view.state.agent_pid && existsSync(path.join(view.state.worktree!, 'kept.txt')) ? view : undefined;
+      });
+      process.kill(running.state.supervisor_pid!, 'SIGKILL');
+      await waitFor('supervisor dead', () => !pidAlive(running.state.supervisor_pid!) || undefined);
       const view = await store.get(id);
-      return view?.state.status === 'running' && view.state.agent_pid && existsSync(path.join(view.state.worktree!, 'kept.txt')) ? view : undefined;
-    });
-    process.kill(running.state.supervisor_pid!, 'SIGKILL');
-    await waitFor('supervisor dead', () => !pidAlive(running.state.supervisor_pid!) || undefined);
-    const view = await store.get(id);
-    assert.equal(view?.state.status, 'running');
-    assert.equal(view?.observed, 'lost');
-    assert.ok(existsSync(running.state.worktree!));
-    const diff = await worktreeDiff(running.state.worktree!, running.state.base_ref!, []);
-    assert.deepEqual(diff.files.map((f) => f.path), ['kept.txt']);
-    assert.ok(!groupGone(running.state.agent_pid!), 'the agent outlives its supervisor (own process group)');
+      assert.equal(view?.state.status, 'running');
+      assert.equal(view?.observed, 'lost');
+      assert.ok(existsSync(running.state.worktree!));
+      const diff = await worktreeDiff(running.state.worktree!, running.state.base_ref!, []);
+      assert.deepEqual(diff.files.map((f) => f.path), ['kept.txt']);
+      if (mode === 'off') assert.ok(!groupGone(running.state.agent_pid!), 'the agent outlives its supervisor (own process group)');
+      else await waitFor('the sandbox to end with its supervisor', () => groupGone(running.state.agent_pid!) || undefined);
 
-    // `caesar gc` concludes it: stops the orphaned agent, writes result + one finished event + final state.
-    const concluded = await concludeLostTasks(repo, { dryRun: false });
-    assert.deepEqual(concluded, [{ id, supervisor_pid: running.state.supervisor_pid, agent_stopped: true, changed_files: 1 }]);
-    assert.ok(groupGone(running.state.agent_pid!), 'no process left in the agent group');
-    const done = await readFinished(repo, id);
-    assert.equal(done.state.status, 'failed');
-    assert.match(done.state.error ?? '', /supervisor \(pid \d+\) disappeared/);
-    assert.equal(done.result.report.status, 'failed');
-    assert.deepEqual(done.result.diff?.files.map((f) => f.path), ['kept.txt']);
-    assert.equal(done.events.filter((e) => e.type === 'finished').length, 1);
-    assert.deepEqual(done.events.map((e) => e.seq), done.events.map((_, i) => i), 'seq stays unique and contiguous');
-    assert.equal((await store.get(id))?.observed, 'failed');
-    assert.ok(existsSync(running.state.worktree!), 'the worktree is kept for review');
-    assert.deepEqual(await concludeLostTasks(repo, { dryRun: false }), [], 'concluding twice does nothing');
-  });
+      // `caesar gc` concludes it: stops the orphaned agent, writes result + one finished event + final state.
+      const concluded = await concludeLostTasks(repo, { dryRun: false });
+      assert.deepEqual(concluded, [{ id, supervisor_pid: running.state.supervisor_pid, agent_stopped: mode === 'off', changed_files: 1 }]);
+      assert.ok(groupGone(running.state.agent_pid!), 'no process left in the agent group');
+      const done = await readFinished(repo, id);
+      assert.equal(done.state.status, 'failed');
+      assert.match(done.state.error ?? '', /supervisor \(pid \d+\) disappeared/);
+      assert.equal(done.result.report.status, 'failed');
+      assert.deepEqual(done.result.diff?.files.map((f) => f.path), ['kept.txt']);
+      assert.equal(done.events.filter((e) => e.type === 'finished').length, 1);
+      assert.deepEqual(done.events.map((e) => e.seq), done.events.map((_, i) => i), 'seq stays unique and contiguous');
+      assert.equal((await store.get(id))?.observed, 'failed');
+      assert.ok(existsSync(running.state.worktree!), 'the worktree is kept for review');
+      assert.deepEqual(await concludeLostTasks(repo, { dryRun: false }), [], 'concluding twice does nothing');
+    });
+  }
 
   it('a supervisor asked to stop (SIGTERM) stops the agent group and records the task as cancelled', async () => {
     const repo = makeRepo();
@@ -409,9 +437,11 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     assert.deepEqual(done.result.diff?.files.map((f) => f.path), ['added.txt'], 'the user\'s earlier edit is not the agent\'s');
   });
 
+  // Unconfined on purpose: it asserts the after-the-fact detection of a write in a read-only task, the protection a
+  // task without the sandbox has. Sandboxed, the kernel refuses the write itself (test/engine/sandbox/sandbox-task.test.ts).
   it('read-only with an agent lacking a native read-only mode is forced into a worktree; a write gets a high finding', async () => {
     const repo = makeRepo();
-    const { id } = await startFixture(repo, { mode: 'success' }, { mode: 'read-only', isolation: 'inplace' });
+    const { id } = await startFixture(repo, { mode: 'success' }, { mode: 'read-only', isolation: 'inplace', sandbox: { mode: 'off' } });
     const done = await waitForFinished(repo, id);
     assert.equal(done.state.isolation, 'worktree');
     assert.ok(!existsSync(path.join(repo, 'fixture.txt')), 'the checkout is untouched');

@@ -16,10 +16,15 @@ import { buildShippedCli, makeRepo, pidAlive, processesMatching, repoWithShellAg
  * can fail (each must fall back to a fresh supervisor and still run the task).
  */
 
-/** A repository whose `writer` agent writes out.txt, optionally after `gate` exists, and reports success. */
-function repoWithAgent(gate?: string, extraConfig = ''): string {
-  const wait = gate ? `while [ ! -e '${gate}' ]; do sleep 0.05; done; ` : '';
-  return repoWithShellAgent(`${wait}echo x > out.txt; printf '%s' '${SUCCESS_REPORT}' > "$CAESAR_REPORT_PATH"`, extraConfig);
+/**
+ * A repository whose `writer` agent writes out.txt, optionally once `gate` exists, and reports success. The gate is
+ * `<repo>/.caesar/gate`, reached from the task folder: the agent runs sandboxed, where the repository is visible
+ * (read-only) and the host's /tmp is not.
+ */
+function repoWithAgent(gated = false, extraConfig = ''): { repo: string; gate: string } {
+  const wait = gated ? `while [ ! -e "$CAESAR_TASK_DIR/../../gate" ]; do sleep 0.05; done; ` : '';
+  const repo = repoWithShellAgent(`${wait}echo x > out.txt; printf '%s' '${SUCCESS_REPORT}' > "$CAESAR_REPORT_PATH"`, extraConfig);
+  return { repo, gate: path.join(repo, '.caesar', 'gate') };
 }
 
 const RUN_ARGS = ['run', 'write out.txt', '--agent', 'writer', '--isolation', 'worktree', '--mode', 'write', '--json'];
@@ -87,7 +92,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.ok(pid);
     assert.equal((await idleListening()).pid, pid);
 
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     const { id, state, log } = await runWriter(repo);
     assert.equal(state.supervisor_pid, pid, `the pre-started supervisor ran the task; supervisor.log:\n${log}`);
     assert.match(log, new RegExp(`supervisor ${pid} was kept warm`));
@@ -118,10 +123,8 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     await waitFor('its socket', () => readdirSync(env.CAESAR_WARM_DIR!).some((f) => f.endsWith('.sock')), 30_000, 5);
     assert.equal(await probeIdleSupervisor(script, env), undefined, 'no idle supervisor of this namespace');
 
-    const repo = repoWithAgent();
-    const run = await runCliScript(cli, RUN_ARGS, repo, 60_000, { ...env, HOME: trustedHome(cli, repo) });
-    assert.equal(run.code, 0, run.stderr + run.stdout);
-    const { state, log } = taskOutcome(repo, run.stdout);
+    const { repo } = repoWithAgent();
+    const { state, log } = await runWriter(repo);
     assert.notEqual(state.supervisor_pid, other.pid, `the other namespace's supervisor ran the task; supervisor.log:\n${log}`);
     assert.ok(pidAlive(other.pid!), 'it is still waiting, untouched');
   });
@@ -151,7 +154,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     appendFileSync(path.join(path.dirname(copy), 'supervisor-main.js'), '\n// rebuilt\n');
     await waitFor('the stale idle supervisor to exit', () => !pidAlive(pid), 30_000);
 
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     const { state, log } = await runWriter(repo, copyEnv, copy);
     assert.notEqual(state.supervisor_pid, pid);
     assert.doesNotMatch(log, /kept warm/, 'no idle supervisor of the old build ran it');
@@ -160,7 +163,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
   it('falls back to a fresh supervisor when the socket is a plain file, and the next idle one replaces the file', async () => {
     const socket = socketPath(env.CAESAR_WARM_DIR!, buildId(script)!);
     writeFileSync(socket, 'garbage');
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     assert.doesNotMatch((await runWriter(repo)).log, /kept warm/);
     await idleListening();
   });
@@ -173,7 +176,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     await waitFor('the stand-in to die', () => listener.exitCode !== null || listener.signalCode !== null);
     assert.ok(existsSync(socket), 'a socket file is left behind, with no one listening');
 
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     assert.doesNotMatch((await runWriter(repo)).log, /kept warm/);
     await idleListening();
   });
@@ -189,7 +192,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     );
     await waitFor('the stand-in to listen', async () => (await probeIdleSupervisor(script, env))?.pid === fake.pid);
 
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     const { id, state, log } = await runWriter(repo);
     assert.ok(readFileSync(`${socket}.got`, 'utf8').includes(id), 'the stand-in was handed this task before it died');
     assert.notEqual(state.supervisor_pid, fake.pid);
@@ -200,8 +203,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const pid = startIdleSupervisor(script, env);
     assert.ok(pid);
     await idleListening();
-    const gate = path.join(makeRepo(), 'gate');
-    const repo = repoWithAgent(gate);
+    const { repo, gate } = repoWithAgent(true);
     const cliProcess = spawn(process.execPath, [cli, ...RUN_ARGS], { cwd: repo, env: { ...env, HOME: trustedHome(cli, repo) }, stdio: 'ignore' });
     const tasks = taskPaths(repo, 't_x').dir.replace(/t_x$/, '');
     const id = await waitFor('the task to run', () => {
@@ -224,7 +226,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const pid = startIdleSupervisor(script, env);
     assert.ok(pid);
     await idleListening();
-    const repo = repoWithAgent(undefined, '[sandbox]\nmode = "required"\n\n');
+    const { repo } = repoWithAgent(false, '[sandbox]\nmode = "required"\n\n');
     const { state } = await runWriter(repo, { ...env, CAESAR_SANDBOX: '' });
     assert.equal(state.supervisor_pid, pid);
     assert.deepEqual(state.sandbox, { confined: true });
@@ -234,7 +236,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
   it('a warm folder that others may enter turns the warm supervisor off: no idle one, tasks start fresh', async () => {
     chmodSync(env.CAESAR_WARM_DIR!, 0o755);
     assert.equal(startIdleSupervisor(script, env), undefined);
-    const repo = repoWithAgent();
+    const { repo } = repoWithAgent();
     assert.doesNotMatch((await runWriter(repo)).log, /kept warm/);
     assert.deepEqual(readdirSync(env.CAESAR_WARM_DIR!), [], 'nothing was made in it');
     assert.deepEqual(processesMatching(`${script}\0idle`), []);

@@ -45,17 +45,27 @@ function assertNowhereInTask(root: string, id: string, secret: string): void {
   for (const file of files) assert.ok(!readFileSync(file, 'utf8').includes(secret), `the secret was written to ${path.relative(dir, file)}`);
 }
 
+/**
+ * Where the fixture dumps the environment it saw: a folder of the test's, outside the task folder and the worktree
+ * (whose diff result.json carries). The agent runs sandboxed, so the folder is made writable to it with `[sandbox]
+ * read_write`, as a user would for a cache.
+ */
+function envDump(): { envFile: string; sandbox: { read_write: string[] } } {
+  const dir = tempDir('caesar-sec-env-');
+  return { envFile: path.join(dir, 'env.json'), sandbox: { read_write: [dir] } };
+}
+
 describe('security: the agent environment and secrets (issue 13.4)', function () {
   this.timeout(60_000);
 
   it('minimal: a canary in the caller environment never reaches the agent nor any task file; allowed names do', async () => {
     const root = makeRepo();
-    const envFile = path.join(tempDir('caesar-sec-env-'), 'env.json');
+    const { envFile, sandbox } = envDump();
     const secret = canary();
     const { id } = await startFixture(
       root,
       { mode: 'dump-env', envFile },
-      { env_policy: 'minimal', env_allow: ['CAESAR_TEST_ALLOWED', 'CAESAR_TEST_PREFIX_*'] },
+      { env_policy: 'minimal', env_allow: ['CAESAR_TEST_ALLOWED', 'CAESAR_TEST_PREFIX_*'], sandbox },
       { [CANARY_NAME]: secret, AWS_SECRET_ACCESS_KEY: secret, CAESAR_TEST_ALLOWED: 'allowed-1', CAESAR_TEST_PREFIX_X: 'allowed-2' },
     );
     const done = await waitForFinished(root, id);
@@ -79,9 +89,9 @@ describe('security: the agent environment and secrets (issue 13.4)', function ()
 
   it('inherit: the canary reaches the agent (as before) but no task file', async () => {
     const root = makeRepo();
-    const envFile = path.join(tempDir('caesar-sec-env-'), 'env.json');
+    const { envFile, sandbox } = envDump();
     const secret = canary();
-    const { id } = await startFixture(root, { mode: 'dump-env', envFile }, {}, { [CANARY_NAME]: secret });
+    const { id } = await startFixture(root, { mode: 'dump-env', envFile }, { sandbox }, { [CANARY_NAME]: secret });
     const done = await waitForFinished(root, id);
     assert.equal(done.state.status, 'succeeded', done.state.error);
     const seen = JSON.parse(readFileSync(envFile, 'utf8')) as Record<string, string>;
@@ -95,9 +105,12 @@ describe('security: the agent environment and secrets (issue 13.4)', function ()
     const root = makeRepo();
     mkdirSync(path.join(root, '.caesar'), { recursive: true });
     writeFileSync(path.join(root, '.caesar/config.toml'), `[[agent]]\nid = "fixture"\nbin = "${process.execPath}"\nargs = ["${FIXTURE_AGENT}", "{{prompt}}"]\n`);
-    const envFile = path.join(tempDir('caesar-sec-env-'), 'env.json');
+    const { envFile, sandbox } = envDump();
     const secret = canary();
     const home = trustedHome(cli, root);
+    // A repository's layer cannot make paths writable: the user's own layer does.
+    mkdirSync(path.join(home, '.config/caesar'), { recursive: true });
+    writeFileSync(path.join(home, '.config/caesar/config.toml'), `[sandbox]\nread_write = ${JSON.stringify(sandbox.read_write)}\n`);
     const run = (args: string[]) =>
       spawnSync(process.execPath, [cli, 'run', 'x', '--agent', 'fixture', '--json', ...args], {
         cwd: root,

@@ -115,22 +115,32 @@ describe('security: task files are read as untrusted input (issue 13.2)', functi
     }
   });
 
-  it('a supervisor whose agent planted FIFOs (report, final message, question, answer, progress) and a /dev/zero link still finishes', async () => {
-    const repo = makeRepo();
-    const { id } = await startFixture(repo, { mode: 'plant-fifo' });
-    const done = await waitForFinished(repo, id, 30_000);
-    assert.equal(done.state.status, 'succeeded', JSON.stringify(done.state));
-    assert.equal(done.result.report_source, 'synthesized');
-    assert.match(done.result.agent_report_error ?? '', /report\.json was refused: .*FIFO/);
-    assert.equal(done.events.filter((e) => e.type === 'finished').length, 1);
-    assert.equal(done.events.filter((e) => e.type === 'question').length, 0, 'no question came from a FIFO or /dev/zero');
+  // Both modes: unconfined, the supervisor's readers meet the FIFOs in the task folder itself (an unconfined task's
+  // only protection); sandboxed, they stay in the agent's view of it and are refused there, unread.
+  for (const mode of ['off', 'auto'] as const) {
+    it(`a supervisor whose agent planted FIFOs (report, final message, question, answer, progress) and a /dev/zero link still finishes (sandbox ${mode})`, async () => {
+      const repo = makeRepo();
+      const { id } = await startFixture(repo, { mode: 'plant-fifo' }, { sandbox: { mode } });
+      const done = await waitForFinished(repo, id, 30_000);
+      assert.equal(done.state.status, 'succeeded', JSON.stringify(done.state));
+      assert.equal(done.state.sandbox?.confined, mode === 'auto');
+      assert.equal(done.result.report_source, 'synthesized');
+      if (mode === 'off') {
+        assert.match(done.result.agent_report_error ?? '', /report\.json was refused: .*FIFO/);
+      } else {
+        const refused = done.result.report.findings.filter((f) => f.title === 'Agent report refused' && f.severity === 'high').map((f) => f.detail);
+        assert.ok(refused.some((d) => /^report\.json was refused: it is a FIFO, not a regular file/.test(d)), refused.join('\n'));
+      }
+      assert.equal(done.events.filter((e) => e.type === 'finished').length, 1);
+      assert.equal(done.events.filter((e) => e.type === 'question').length, 0, 'no question came from a FIFO or /dev/zero');
 
-    const list = await within(3_000, 'store.list()', new TaskStore(repo).list());
-    assert.deepEqual(list.map((t) => t.id), [id]);
-    const ps = await runCaesar(['ps', '--root', repo], repo, 15_000);
-    assert.equal(ps.code, 0, ps.stderr);
-    assert.match(ps.stdout, new RegExp(id));
-    const logs = await runCaesar(['logs', id, '--root', repo], repo, 15_000);
-    assert.equal(logs.code, 0, logs.stderr);
-  });
+      const list = await within(3_000, 'store.list()', new TaskStore(repo).list());
+      assert.deepEqual(list.map((t) => t.id), [id]);
+      const ps = await runCaesar(['ps', '--root', repo], repo, 15_000);
+      assert.equal(ps.code, 0, ps.stderr);
+      assert.match(ps.stdout, new RegExp(id));
+      const logs = await runCaesar(['logs', id, '--root', repo], repo, 15_000);
+      assert.equal(logs.code, 0, logs.stderr);
+    });
+  }
 });
