@@ -26,26 +26,30 @@ function visibleReleaseDir(root: string): string {
 describe('reliability: carried-over faults', function () {
   this.timeout(120_000);
 
-  it('supervisor killed -9 after a success report: gc concludes failed, and `finished` agrees with report_status', async () => {
-    const root = makeRepo();
-    // Unconfined on purpose: sandboxed, the report stays in the agent's view of the task folder until the run ends,
-    // and a supervisor killed before that leaves it there (gc does not look in the view yet: a known gap).
-    const { id } = await startHostile(root, { mode: 'report-then-hang' }, { sandbox: { mode: 'off' } });
-    const running = await waitFor('the report and a running agent', async () => {
-      const state = await stateOf(root, id);
-      return state?.agent_pid && readdirSync(taskPaths(root, id).dir).includes('report.json') ? state : undefined;
+  // Both ways an agent may run: unconfined its report lands in the task folder; sandboxed it stays in the agent's view
+  // of the task folder (sandbox-view/) until the run ends, and gc takes it back from there.
+  for (const sandboxed of [false, true]) {
+    it(`supervisor killed -9 after a success report${sandboxed ? ' (sandboxed)' : ''}: gc concludes failed, keeps the agent's report, and \`finished\` agrees with report_status`, async () => {
+      const root = makeRepo();
+      const { id } = await startHostile(root, { mode: 'report-then-hang' }, { sandbox: { mode: sandboxed ? 'required' : 'off' } });
+      const reportAt = sandboxed ? path.join(taskPaths(root, id).dir, 'sandbox-view', 'report.json') : taskPaths(root, id).report;
+      const running = await waitFor('the report and a running agent', async () => {
+        const state = await stateOf(root, id);
+        return state?.agent_pid && existsSync(reportAt) ? state : undefined;
+      });
+      process.kill(running.supervisor_pid!, 'SIGKILL');
+      await waitFor('the supervisor to die', () => !pidAlive(running.supervisor_pid!));
+      await concludeLostTasks(root, { dryRun: false });
+      const { state, result, events } = await readFinished(root, id);
+      assert.equal(state.status, 'failed');
+      assert.equal(result.report.status, 'success', "the agent's own report is kept");
+      assert.equal(result.report_source, 'file', JSON.stringify(result.report.findings));
+      const finished = events.filter((e) => e.type === 'finished');
+      assert.equal(finished.length, 1);
+      assert.equal(finished[0]!.type === 'finished' && finished[0]!.status, state.report_status, '`finished` and report_status agree');
+      assert.deepEqual(events.map((e) => e.seq), events.map((_e, i) => i));
     });
-    process.kill(running.supervisor_pid!, 'SIGKILL');
-    await waitFor('the supervisor to die', () => !pidAlive(running.supervisor_pid!));
-    await concludeLostTasks(root, { dryRun: false });
-    const { state, result, events } = await readFinished(root, id);
-    assert.equal(state.status, 'failed');
-    assert.equal(result.report.status, 'success', "the agent's own report is kept");
-    const finished = events.filter((e) => e.type === 'finished');
-    assert.equal(finished.length, 1);
-    assert.equal(finished[0]!.type === 'finished' && finished[0]!.status, state.report_status, '`finished` and report_status agree');
-    assert.deepEqual(events.map((e) => e.seq), events.map((_e, i) => i));
-  });
+  }
 
   it('the observing process (caesar logs -f) killed -9 mid-run and restarted: the task goes on, the new one sees it all', async () => {
     const cli = await buildCli();

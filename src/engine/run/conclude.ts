@@ -17,6 +17,7 @@ import { ACTIVE_STATUSES, TaskStateSchema, type Report, type TaskPaths, type Tas
 import { jobOutputTail } from '../store/job-output';
 import { readRepositorySnapshot, repositoryChangeFindings } from '../git/repository-watch';
 import { StateWriter } from './state-writer';
+import { recoverSandboxReport } from '../sandbox/sandbox';
 import { TaskStore, type TaskSummary } from '../store/store';
 
 export interface ConcludedTask {
@@ -65,6 +66,9 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
     if (!state || !ACTIVE_STATUSES.includes(state.status)) return undefined;
     if (state.supervisor_pid !== undefined && isPidAlive(state.supervisor_pid)) return undefined;
     const agentStopped = await stopOrphanedAgent(state);
+    // A sandboxed agent's report is still in its view of the task folder when its supervisor died during the run.
+    // Once the conclusion had begun it had been taken back, and the view holds a check's writes: those are not the agent's.
+    const recovered = state.concluding_since ? [] : await recoverSandboxReport(paths.dir).catch(() => []);
     const diff = await diffOf(state);
     const cancelled = task.observed === 'cancelled';
     const why = await whyConcluded(paths, task, state);
@@ -84,6 +88,7 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
       findings: [
         ...reconciled.report.findings,
         ...resolved.findings,
+        ...recovered,
         ...(watched?.findings ?? []),
         { severity: 'high' as const, title: cancelled ? 'Task cancelled' : 'Task interrupted', detail: why },
       ],

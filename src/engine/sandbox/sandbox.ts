@@ -162,6 +162,19 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
 }
 
 /**
+ * A task whose supervisor died while its sandboxed agent ran (caesar gc concludes it): the report files the agent
+ * wrote are still in its view of the task folder. They are taken back as the supervisor would have (regular files
+ * only), so the agent's report is not lost with its supervisor. What the supervisor had shown the agent there were the
+ * task folder's own files; anything else in the view the agent created.
+ */
+export async function recoverSandboxReport(taskDir: string): Promise<Finding[]> {
+  const taskView = path.join(taskDir, TASK_VIEW_DIR);
+  if (!(await fs.lstat(taskView).catch(() => undefined))?.isDirectory()) return [];
+  const shown = new Set(await fs.readdir(taskDir).catch(() => [] as string[]));
+  return takeBackReport(taskDir, taskView, shown);
+}
+
+/**
  * The agent wrote its report files into its view of the task folder; they go to their real place (same file system:
  * a rename). Anything else it created there (a forged result.json, applied.json…) never reaches the task folder, nor
  * does a report file that is not a regular file (a FIFO, a symlink…): that one is refused as the report reader
