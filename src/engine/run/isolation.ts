@@ -37,6 +37,21 @@ export interface Placement {
   findings: Finding[];
 }
 
+/** Said of a worktree that stands in for a read-only mode, unless the sandbox confines the task (findingsOnceConfined). */
+const NOT_A_SANDBOX = ' (a worktree is no sandbox: writes outside it are detected afterwards, not prevented)';
+const READ_ONLY_NOT_GUARANTEED = 'Read-only not guaranteed';
+
+/**
+ * The isolation findings of a read-only task once the sandbox confines it: its workspace is mounted read-only, so the
+ * read-only constraint no longer rests on the agent's word, and writes are refused, not only detected afterwards.
+ */
+export function findingsOnceConfined(findings: Finding[], mode: LaunchSpec['mode']): Finding[] {
+  if (mode !== 'read-only') return findings;
+  return findings
+    .filter((f) => f.title !== READ_ONLY_NOT_GUARANTEED)
+    .map((f) => (f.title === 'Degraded isolation' ? { ...f, detail: f.detail.replace(NOT_A_SANDBOX, ' (the sandbox mounts it read-only too: a write is refused, not only detected)') } : f));
+}
+
 /** Reference §2.3 — the isolation actually used, with the findings the decision implies. */
 export function decideIsolation(
   launch: Pick<LaunchSpec, 'isolation' | 'mode' | 'allow_inplace_write'>,
@@ -51,13 +66,13 @@ export function decideIsolation(
     if (usable) {
       const findings: Finding[] =
         requested === 'inplace'
-          ? [{ severity: 'low', title: 'Degraded isolation', detail: `In-place was requested, but ${adapter.displayName} has no native read-only mode: the read-only task ran in a worktree instead, so its edits did not land in your checkout (a worktree is no sandbox: writes outside it are detected afterwards, not prevented).` }]
+          ? [{ severity: 'low', title: 'Degraded isolation', detail: `In-place was requested, but ${adapter.displayName} has no native read-only mode: the read-only task ran in a worktree instead, so its edits did not land in your checkout${NOT_A_SANDBOX}.` }]
           : [];
       return { isolation: 'worktree', findings };
     }
     return {
       isolation: 'inplace',
-      findings: [{ severity: 'low', title: 'Read-only not guaranteed', detail: `${adapter.displayName} has no native read-only mode and no worktree was possible, so the read-only constraint rests on the agent's word. ${unusable}` }],
+      findings: [{ severity: 'low', title: READ_ONLY_NOT_GUARANTEED, detail: `${adapter.displayName} has no native read-only mode and no worktree was possible, so the read-only constraint rests on the agent's word. ${unusable}` }],
     };
   }
   if (requested === 'worktree') return { isolation: 'worktree', findings: [] };

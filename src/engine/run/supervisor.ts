@@ -24,7 +24,7 @@ import { AgentOutbox } from './agent-outbox';
 import { layDownFiles } from './lay-down';
 import { EventsWriter } from './events-writer';
 import { writeConclusion, type Conclusion } from './finalize';
-import { preparePlacement, type Placement } from './isolation';
+import { findingsOnceConfined, preparePlacement, type Placement } from './isolation';
 import { DEFAULT_MAX_PARALLEL, readLaunchSpec } from '../store/launch-spec';
 import { checkPassed, type CheckResult, type LaunchSpec } from '../../protocol';
 import { runChecks } from './checks';
@@ -317,6 +317,8 @@ class TaskRun {
     if (!forAgent) return sandbox;
     this.sandbox = sandbox;
     placement.findings.push(...sandbox.findings);
+    // Read-only is now the kernel's fact: the findings that said it rested on the agent's word no longer hold.
+    if (sandbox.record.confined) placement.findings.splice(0, placement.findings.length, ...findingsOnceConfined(placement.findings, launch.mode));
     return sandbox;
   }
 

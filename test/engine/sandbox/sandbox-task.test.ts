@@ -26,6 +26,17 @@ import { probeAgent, probeResults } from './helpers';
     assert.equal(done.result.report.summary, 'Ran the probes.', 'its report still lands');
   });
 
+  it('a read-only task moved into a worktree: its findings say the sandbox refuses writes, not that they are only detected', async () => {
+    const root = makeRepo();
+    const { id } = await startFixture(root, {}, { ...probeAgent([['write', 'echo x > written.txt']]), mode: 'read-only', isolation: 'inplace', sandbox: { mode: 'required' } });
+    const done = await waitForFinished(root, id);
+    assert.deepEqual(done.state.sandbox, { confined: true });
+    const degraded = done.result.report.findings.find((f) => f.title === 'Degraded isolation');
+    assert.ok(degraded, JSON.stringify(done.result.report.findings));
+    assert.match(degraded.detail, /the sandbox mounts it read-only too/);
+    assert.doesNotMatch(degraded.detail, /detected afterwards, not prevented/);
+  });
+
   it('an in-place write task writes the checkout but not its .git or .caesar', async () => {
     const root = makeRepo();
     const probes: Array<[string, string]> = [
