@@ -104,6 +104,9 @@ export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolea
       const bad = parsed.filter((p) => !p.ok);
       assert.deepEqual(bad, [], 'every event line must be valid caesar.event/v1');
       const events = parsed.flatMap((p) => (p.ok ? [p.event] : []));
+      // Every task of the suite runs confined wherever bwrap is (CI installs it), unless this run turned the sandbox off.
+      const sandbox = JSON.parse(fs.readFileSync(path.join(taskDir, 'state.json'), 'utf8')).sandbox;
+      if (fs.existsSync('/usr/bin/bwrap') && process.env.CAESAR_SANDBOX !== 'off') assert.equal(sandbox?.confined, true, `not confined: ${JSON.stringify(sandbox)}`);
       return { ran, outcome, events, repo, server, env, taskDir };
     }
 
