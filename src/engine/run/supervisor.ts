@@ -41,8 +41,7 @@ import type { NetworkDecision } from '../sandbox/sandbox';
 import { WriteFault } from '../process/write-fault';
 import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget, type AfterRunPhase } from '../process/phase-watchdog';
 import type { WriterLease } from '../store/writer-lock';
-import { offerDelegation, type DelegationOffer } from './delegation-server';
-import { delegatingParent } from './delegation-policy';
+import { delegatingParent, type DelegationOffer, type OfferDelegation } from './delegating-parent';
 
 export interface SuperviseOptions {
   /** SIGTERM → SIGKILL grace for the agent's process group. Default $CAESAR_KILL_GRACE_MS or 5 s. */
@@ -50,6 +49,11 @@ export interface SuperviseOptions {
   /** Safety re-check period of the slot wait (wake-ups normally come from fs.watch). */
   slotSafetyMs?: number;
   log?: (message: string) => void;
+  /**
+   * Offers a sandboxed agent the socket it delegates through (engine/tasks/delegation-server.ts, given by
+   * engine/tasks/supervise.ts). Without it, an agent inside the sandbox cannot start sub-tasks.
+   */
+  offerDelegation?: OfferDelegation;
 }
 
 export const DEFAULT_GRACE_MS = 5000;
@@ -222,12 +226,12 @@ class TaskRun {
     await this.outbox.start();
     const translator = acp?.translator ?? adapter.createTranslator({ workspace: placement.workspace });
     const env = agentEnv(plan, this.paths, this.id, launch, adapter.envKeys ?? []);
-    this.delegation = await offerDelegation(delegatingParent(this.paths, launch, placement, network.cut), env, this.log);
+    this.delegation = await this.options.offerDelegation?.(delegatingParent(this.paths, launch, placement, network.cut), env, this.log);
     const sandbox = await this.confine(plan, env, launch, adapter, placement, true, network).catch(async (err: unknown) => {
       await restore();
       throw err;
     });
-    await this.delegation.settle(sandbox.record.confined);
+    await this.delegation?.settle(sandbox.record.confined);
     await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, network: task.network, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
     // The warm pool is topped up in the background, once the agent has its worktree and is running.
@@ -266,7 +270,7 @@ class TaskRun {
       result = await (acp ? acp.run(run, prompt) : runAgentProcess(run));
     } finally {
       await restore();
-      await this.delegation.close();
+      await this.delegation?.close();
     }
     const sandboxFindings = await this.sandbox?.finish().catch((err: unknown) => {
       this.log(`taking the report back from the sandbox: ${describeError(err)}`);

@@ -56,7 +56,7 @@ export interface SandboxRequest {
    * in by socat, and the filtering proxy when an endpoint is a host name. Absent: the host's network.
    */
   network?: CutNetwork;
-  /** More read-only places to show (the supervisor's delegation socket, run/delegation-server.ts). */
+  /** More read-only places to show (the supervisor's delegation socket, tasks/delegation-server.ts). */
   mounts?: Mount[];
 }
 

@@ -15,7 +15,7 @@ import { LauncherRecordSchema, TaskStateSchema, ACTIVE_STATUSES, type TaskStatus
 import { cancelSlurmJob } from '../cluster/slurm';
 import { readPendingQuestions } from './store';
 import { questionsClosedAt } from './questions-closed';
-import { SupervisorRefusal, askSupervisor, delegationSocket, type SupervisorRequest } from '../launch/delegation-socket';
+import { SupervisorRefusal, askSupervisor, delegationSocket, type SupervisorRequest } from './delegation-socket';
 
 /**
  * Requests from processes other than a task's supervisor (DESIGN.md principle 2): they never write state.json or
@@ -116,7 +116,7 @@ export async function answerQuestion(
 
 /**
  * Inside a sandboxed task every task folder is read-only: an answer or a cancel goes to the task's supervisor, which
- * files it for a sub-task it started (run/delegation-server.ts) and refuses any other; its RequestError comes back as one.
+ * files it for a sub-task it started (tasks/delegation-server.ts) and refuses any other; its RequestError comes back as one.
  */
 async function relayRequest(socket: string, request: SupervisorRequest): Promise<unknown> {
   try {

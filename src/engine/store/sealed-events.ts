@@ -2,7 +2,7 @@ import type { promises as fs } from 'node:fs';
 import { ProtocolError, readEventLine, type ProtocolEvent } from '../../protocol';
 import { UnsafeFileError, openRegularFileWithStats, type SafeReadOptions } from '../../base/safe-read';
 import { verifyEventLine, type RecordBinding, type SealVerdict } from './record-seal';
-import { isRelayedTask } from '../launch/delegation-socket';
+import { isRelayedTask } from './delegation-socket';
 
 /*
  * events.jsonl as its readers see it: only lines that carry Caesar's seal for this task under this root are events.

@@ -27,7 +27,7 @@ import { AppliedDocSchema, MAX_BYTES, ResultDocSchema, type AppliedDoc, type Res
 import { ACTIVE_STATUSES, DiscardedDocSchema, LauncherRecordSchema, TaskStateSchema, type DiscardedDoc, type LauncherRecord, type ObservedStatus, type TaskState } from '../../protocol';
 import { isLiveJobState, slurmJobs, type SlurmJobState } from '../cluster/slurm';
 import { tailLines } from './tail';
-import { relayedSummary } from '../launch/delegation-socket';
+import { relayedSummary } from './delegation-socket';
 import { existsSync } from 'node:fs';
 
 export interface TaskSummary {
@@ -139,7 +139,7 @@ export class TaskStore {
 
   async summary(id: string): Promise<TaskSummary | undefined> {
     // A sub-task started through the supervisor of the sandbox this runs in: its records are checked outside.
-    const relayed = await relayedSummary(this.root, id, () => existsSync(taskPaths(this.root, id).state));
+    const relayed = await relayedSummary<TaskSummary>(this.root, id, () => existsSync(taskPaths(this.root, id).state));
     if (relayed !== 'no') return relayed.summary;
     const first = await this.readSummary(id);
     // A supervisor writes the final state, then exits. A state read just before that write and judged after the exit

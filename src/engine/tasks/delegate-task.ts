@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { loadConfig, untrustedMessage, type LoadedConfig } from '../../config';
 import { delegate, type DelegateOptions } from '../launch/delegate';
 import { DelegationRefusedError, resolveDelegation, type DelegationRequest, type LaunchDraft, type RefusalCode } from '../resolve/resolve';
-import { DELEGATION_SOCKET_ENV, SupervisorRefusal, askSupervisor, delegationSocket, markRelayed } from '../launch/delegation-socket';
+import { DELEGATION_SOCKET_ENV, SupervisorRefusal, askSupervisor, delegationSocket, markRelayed } from '../store/delegation-socket';
 import type { SkippedAgent } from '../../config';
 import { agentCatalogue } from './agents';
 

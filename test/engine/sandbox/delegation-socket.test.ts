@@ -9,7 +9,7 @@ import { REPO_ROOT, makeRepo, startFixture, waitForFinished } from '../runtime/h
 import { probeAgent } from './helpers';
 
 /*
- * Delegation from inside the sandbox, through the task's supervisor (src/engine/run/delegation-server.ts): a real
+ * Delegation from inside the sandbox, through the task's supervisor (src/engine/tasks/delegation-server.ts): a real
  * sandboxed task whose bash agent runs `caesar run` (the CLI bundle) or sends raw lines to the socket, a real child
  * task started on the host by the supervisor.
  */

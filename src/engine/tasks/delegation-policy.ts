@@ -1,40 +1,16 @@
 import { realpathSync } from 'node:fs';
 import * as path from 'node:path';
-import { ENV, type LaunchSpec, type TaskPaths } from '../../protocol';
-import type { Placement } from './isolation';
+import { ENV } from '../../protocol';
 import { DelegationRefusedError, type LaunchDraft } from '../resolve/resolve';
+import type { DelegatingParent } from '../run/delegating-parent';
 import { decideNetwork } from '../sandbox/network';
-import type { DelegateFields } from '../launch/delegation-socket';
+import type { DelegateFields } from '../store/delegation-socket';
 
 /*
  * What a sandboxed task's agent may start through its supervisor (delegation-server.ts), decided from the parent's own
  * launch, never from the request: the repository and workspace are the parent's, the depth and parent id follow from
  * it, and the child's sandbox, network, environment and place of writing are never looser than the parent's.
  */
-
-/** The task whose agent asks, as its supervisor knows it. */
-export interface DelegatingParent {
-  root: string;
-  id: string;
-  launch: LaunchSpec;
-  /** Its worktree, when it has one: a `caesar` run there resolves its root and workspace inside it. */
-  worktree?: string;
-  /** Its network is cut (task.json says `network: false`): a child's must be too. */
-  networkCut: boolean;
-  /** It writes the user's checkout in place: only then may a child do the same. */
-  writesInPlace: boolean;
-}
-
-export function delegatingParent(paths: Pick<TaskPaths, 'root'>, launch: LaunchSpec, placement: Placement, networkCut: boolean): DelegatingParent {
-  return {
-    root: paths.root,
-    id: launch.id,
-    launch,
-    ...(placement.worktree ? { worktree: placement.worktree.path } : {}),
-    networkCut,
-    writesInPlace: launch.mode === 'write' && !placement.worktree,
-  };
-}
 
 /**
  * The root and workspace the caller resolved must be the parent's (its checkout or its worktree): a request naming

@@ -3,13 +3,12 @@ import * as path from 'node:path';
 import { z } from '../../protocol/zod';
 import { ENV_POLICIES, ISOLATIONS, LAUNCHER_KINDS, MODES, NETWORK_REQUESTS, TRANSPORTS } from '../../config';
 import { MAX_BRIEF_TEXT_BYTES } from '../../protocol';
-import { realRoot } from '../store/record-seal';
-import type { TaskSummary } from '../store/store';
+import { realRoot } from './record-seal';
 
 /*
  * Delegation from inside the sandbox (docs/sandbox.md). An agent in a sandboxed task cannot create a task: every
  * `.caesar/` is read-only to it, which is what keeps it off its siblings' records. Its task's supervisor, outside,
- * offers a UNIX socket instead (run/delegation-server.ts), named by $CAESAR_DELEGATION_SOCKET and shown read-only in
+ * offers a UNIX socket instead (tasks/delegation-server.ts), named by $CAESAR_DELEGATION_SOCKET and shown read-only in
  * the sandbox. `caesar run`, `caesar answer`, `caesar cancel` and the MCP server inside send what they would have
  * written to the supervisor, one JSON line per connection, and get one JSON line back. The supervisor decides
  * everything that matters (the repository, the workspace, the depth, the parent, the policy, a sandbox and network no
@@ -157,12 +156,12 @@ export function isRelayedTask(root: string, id: string): boolean {
  * when there is no such supervisor or the task is none of its sub-tasks (the caller reads the folder itself). A task
  * the supervisor vouched for is marked relayed: this process then takes its events as Caesar's too.
  */
-export async function relayedSummary(root: string, id: string, taskFolderExists: () => boolean): Promise<{ summary: TaskSummary | undefined } | 'no'> {
+export async function relayedSummary<Summary>(root: string, id: string, taskFolderExists: () => boolean): Promise<{ summary: Summary | undefined } | 'no'> {
   const socket = delegationSocket();
   // Only for a task of this root (its folder is there): the supervisor answers for its own root's tasks.
   if (!socket || (!relayed.has(relayKey(root, id)) && !taskFolderExists())) return 'no';
   try {
-    const summary = ((await askSupervisor(socket, { op: 'summary', task_id: id })) ?? undefined) as TaskSummary | undefined;
+    const summary = ((await askSupervisor(socket, { op: 'summary', task_id: id })) ?? undefined) as Summary | undefined;
     markRelayed(root, id);
     return { summary };
   } catch (err) {

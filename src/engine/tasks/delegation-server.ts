@@ -2,16 +2,16 @@ import { promises as fs } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { formatIssues } from '../../protocol';
-import { DELEGATION_SOCKET_ENV, MAX_REQUEST_BYTES, SupervisorRequestSchema, type SupervisorReply, type SupervisorRequest } from '../launch/delegation-socket';
-import { delegateTask } from '../tasks/delegate-task';
+import { DELEGATION_SOCKET_ENV, MAX_REQUEST_BYTES, SupervisorRequestSchema, type SupervisorReply, type SupervisorRequest } from '../store/delegation-socket';
+import { delegateTask } from './delegate-task';
 import { DelegationRefusedError } from '../resolve/resolve';
 import { RequestError, answerQuestion, requestCancel } from '../store/requests';
 import { TaskStore } from '../store/store';
-import type { Mount } from '../sandbox/policy';
-import { checkClaimedPlaces, parentEnv, tightenLaunch, tightenRequest, type DelegatingParent } from './delegation-policy';
+import type { DelegatingParent, DelegationOffer } from '../run/delegating-parent';
+import { checkClaimedPlaces, parentEnv, tightenLaunch, tightenRequest } from './delegation-policy';
 
 /*
- * The supervisor's side of delegation from inside the sandbox (launch/delegation-socket.ts has the protocol). Every
+ * The supervisor's side of delegation from inside the sandbox (store/delegation-socket.ts has the protocol). Every
  * byte that arrives is the agent's, so hostile: one line of at most MAX_REQUEST_BYTES per connection, a schema with
  * no room for anything else (zod, strict), a few connections at a time, delegations one at a time and at most
  * MAX_CHILDREN per task. A delegation is resolved as any other (policy, depth, allowed agents), from the parent's own
@@ -24,14 +24,6 @@ export const MAX_CHILDREN = 16;
 /** A connection that has not sent its request within this is closed. */
 const REQUEST_TIMEOUT_MS = 30_000;
 const MAX_CONNECTIONS = 8;
-
-export interface DelegationOffer {
-  /** For the sandbox: the socket's folder, read-only at its own path. */
-  mounts: Mount[];
-  /** Keeps the offer for a confined agent; an unconfined one writes `.caesar/` itself and gets none. */
-  settle(confined: boolean): Promise<void>;
-  close(): Promise<void>;
-}
 
 /** Opens the socket and names it in the agent's environment (`env` is the agent's, changed in place). */
 export async function offerDelegation(parent: DelegatingParent, env: NodeJS.ProcessEnv, log: (message: string) => void): Promise<DelegationOffer> {
