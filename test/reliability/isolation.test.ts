@@ -14,7 +14,9 @@ describe('reliability: honest isolation', function () {
     const root = makeRepo({ 'README.md': 'hello\n' });
     writeFileSync(path.join(root, 'user-draft.txt'), 'uncommitted work of the user\n');
     writeFileSync(path.join(root, 'README.md'), 'hello, edited by the user\n');
-    const { id } = await startHostile(root, { mode: 'remove-dotgit' });
+    // Unconfined on purpose: what Caesar makes of a worktree whose .git is gone. Sandboxed, the worktree's .git is put
+    // back after the run (sandbox/git-entry.ts; test/reliability/sandbox-after-run.test.ts), so the diff is the real one.
+    const { id } = await startHostile(root, { mode: 'remove-dotgit' }, { sandbox: { mode: 'off' } });
     const { state, result } = await waitForFinished(root, id);
     const files = result.report.changes.map((c) => c.path);
     assert.ok(!files.includes('user-draft.txt') && !files.includes('README.md'), `the user's files were reported as the task's: ${files.join(', ')}`);
@@ -28,10 +30,25 @@ describe('reliability: honest isolation', function () {
     assert.equal(readFileSync(path.join(root, 'user-draft.txt'), 'utf8'), 'uncommitted work of the user\n');
   });
 
+  for (const mode of ['remove-dotgit', 'redirect-dotgit'] as const) {
+    it(`sandboxed, an agent that ${mode === 'remove-dotgit' ? 'removes its worktree .git' : 'points its .git at the main repository'}: the .git is put back, the diff is its own work only`, async () => {
+      const root = makeRepo({ 'README.md': 'hello\n' });
+      writeFileSync(path.join(root, 'user-draft.txt'), 'uncommitted work of the user\n');
+      writeFileSync(path.join(root, 'README.md'), 'hello, edited by the user\n');
+      const { id } = await startHostile(root, { mode, gitDir: path.join(root, '.git') }, { sandbox: { mode: 'required' } });
+      const { state, result } = await waitForFinished(root, id);
+      assert.deepEqual(state.sandbox, { confined: true });
+      assert.deepEqual(result.diff?.files.map((f) => f.path), ['agent.txt'], JSON.stringify(result.report.findings));
+      assert.equal(result.changes_verified_by, 'git');
+      assert.equal(readFileSync(path.join(root, 'user-draft.txt'), 'utf8'), 'uncommitted work of the user\n');
+    });
+  }
+
   it('an agent that points its .git at the main repository: refused, not diffed against the user index', async () => {
     const root = makeRepo({ 'README.md': 'hello\n' });
     writeFileSync(path.join(root, 'user-draft.txt'), 'uncommitted work of the user\n');
-    const { id } = await startHostile(root, { mode: 'redirect-dotgit', gitDir: path.join(root, '.git') });
+    // Unconfined on purpose, as above: sandboxed, the worktree's .git is put back after the run.
+    const { id } = await startHostile(root, { mode: 'redirect-dotgit', gitDir: path.join(root, '.git') }, { sandbox: { mode: 'off' } });
     const { result } = await waitForFinished(root, id);
     assert.equal(result.diff, undefined);
     const finding = result.report.findings.find((f) => f.title === 'Diff could not be computed');

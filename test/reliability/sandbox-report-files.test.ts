@@ -32,8 +32,10 @@ import { probeAgent, probeResults } from '../engine/sandbox/helpers';
   }
 
   function keptOut(done: Finished & { taskDir: string }, name: string): void {
-    const finding = done.result.report.findings.find((f) => f.title === 'Sandbox kept a write out of the task folder');
-    assert.match(finding?.detail ?? '', new RegExp(name.replace('.', '\\.')), JSON.stringify(done.result.report.findings));
+    // A report file that is not a regular file is refused unread, with the high finding an unconfined task gets too.
+    const finding = done.result.report.findings.find((f) => f.title === 'Agent report refused');
+    assert.equal(finding?.severity, 'high', JSON.stringify(done.result.report.findings));
+    assert.match(finding?.detail ?? '', new RegExp(`^${name.replace('.', '\\.')} was refused: it is an? (symbolic link|FIFO|directory), not a regular file`), JSON.stringify(done.result.report.findings));
     assert.throws(() => lstatSync(path.join(done.taskDir, name)), /ENOENT/, `${name} reached the task folder`);
   }
 
