@@ -73,7 +73,10 @@ describe('reliability: one budget per after-run phase', function () {
 
   it('a real task that leaves a flood in its outbox: failed by the drain phase\'s budget, the log valid and closed', async () => {
     const repo = makeRepo();
-    const { id } = await startHostile(repo, { mode: 'outbox-burst', count: 300_000 }, {}, { CAESAR_CONCLUDE_DRAIN_MS: '500' });
+    // Unconfined on purpose: the flood must outlast the run. Sandboxed, the sandbox's own after-run work (taking the
+    // report back, the private object store, the git entry) runs before the drain phase, and on a quiet machine the
+    // live relay has read the whole outbox by then (300003 events relayed, nothing left for the budget to cut).
+    const { id } = await startHostile(repo, { mode: 'outbox-burst', count: 300_000 }, { sandbox: { mode: 'off' } }, { CAESAR_CONCLUDE_DRAIN_MS: '500' });
     const done = await finalOf(repo, id);
     assert.equal(done.state.status, 'failed');
     assert.match(done.state.error ?? '', /concluding the task did not finish within 500 ms \(hung while relaying the agent's outbox\)/);
