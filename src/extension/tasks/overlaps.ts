@@ -1,4 +1,4 @@
-import type * as vscode from 'vscode';
+import * as vscode from 'vscode';
 import { Disposable } from '../../base/disposable';
 import { Debouncer, Emitter, type Event } from '../../base/event';
 import { LIVE_REFRESH_MS, OverlapTracker, isActive, type TaskOverlap } from '../../engine/tasks';
@@ -11,7 +11,8 @@ const SETTLE_MS = 400;
  * The overlaps of the window's tasks (issue 25), for the Tasks tree: recomputed off the tree's path after the task
  * list changes (never before the first paint: the tree reads `of()`, which answers from what is known so far), one
  * root at a time, one computation at a time. The engine's tracker caches per task and per pair of states, so a
- * change to one task costs that task's git processes, not everyone's.
+ * change to one task costs that task's git processes, not everyone's. Nothing is computed in an untrusted workspace
+ * (it runs git, which Caesar never does there); granting trust starts it.
  */
 export class TaskOverlaps extends Disposable {
   private readonly trackers = new Map<string, OverlapTracker>();
@@ -29,7 +30,9 @@ export class TaskOverlaps extends Disposable {
     super();
     this.debouncer = this._register(new Debouncer<string>(SETTLE_MS, (roots) => void this.recompute(roots)));
     this._register(tasks.onDidChange((ids) => ids.forEach((id) => this.debouncer.add(tasks.rootOf(id)))));
-    void tasks.ready().then(() => tasks.roots.forEach((r) => this.debouncer.add(r.root)));
+    const everyRoot = () => void tasks.ready().then(() => tasks.roots.forEach((r) => this.debouncer.add(r.root)));
+    everyRoot();
+    this._register(vscode.workspace.onDidGrantWorkspaceTrust(everyRoot));
     // A running agent's edits come without a change of the task list when its shell writes (no file_changed event),
     // and the tracker reads a busy task at most every LIVE_REFRESH_MS: looked at again that often while tasks run.
     const clock = setInterval(() => {
@@ -50,6 +53,7 @@ export class TaskOverlaps extends Disposable {
   }
 
   private recompute(roots: string[]): Promise<void> {
+    if (!vscode.workspace.isTrusted) return this.running;
     this.running = this.running.then(async () => {
       for (const root of roots) await this.recomputeRoot(root);
     });
