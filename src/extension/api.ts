@@ -62,8 +62,10 @@ export interface CaesarApi {
   statusSnapshot(): { text: string; badge?: number };
   /** Reveals a task in the Tasks view and expands it, as a user's click does (VS Code then asks for its children). */
   expandTask(taskId: string): Promise<void>;
-  /** Every list of children the view was given for a task since activation, oldest first: what the user was shown. */
+  /** The last 20 lists of children the view was given for a task, oldest first: what the user was shown. */
   childrenShown(taskId: string): TreeItemSnapshot[][];
+  /** How many times the view was given a task's children since activation (childrenShown keeps only the last 20). */
+  childrenAsks(taskId: string): number;
   /** What activation does under `caesar.showOnStartup` (reveal the view, open the newest task's timeline). */
   showOnStartup(): Promise<void>;
   /** Whether the Tasks view is visible now. */
@@ -173,7 +175,9 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
 
   // The one record kept here: what the view itself was given, which no VS Code API reads back.
   const shown = new Map<string, TreeItemSnapshot[][]>();
+  const asks = new Map<string, number>();
   tree.onDidServeChildren(({ taskId, children }) => {
+    asks.set(taskId, (asks.get(taskId) ?? 0) + 1);
     const answers = shown.get(taskId) ?? [];
     answers.push(children.map((node) => snapshotOf(tree.getTreeItem(node))));
     shown.set(taskId, answers.slice(-20));
@@ -213,6 +217,7 @@ export function createCaesarApi({ roots, tasks, tree, view, status, timelines, c
       await view.reveal(tree.nodeFor(taskId), { expand: true, select: false, focus: false });
     },
     childrenShown: (taskId) => shown.get(taskId) ?? [],
+    childrenAsks: (taskId) => asks.get(taskId) ?? 0,
     showOnStartup,
     ...(review ? { review } : {}),
     ...(mcp ? { mcp } : {}),

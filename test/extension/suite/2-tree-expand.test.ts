@@ -44,9 +44,9 @@ async function expandAllAndCheck(api: CaesarApi, ids: string[]): Promise<void> {
   // Again after a refresh (VS Code re-asks the children of expanded tasks). Collapsing and expanding again is not
   // checked: VS Code keeps a collapsed task's children and shows them again without asking (seen: no new answer in
   // 10 s), so what the user sees then is the last answer, checked here.
-  const before = new Map(ids.map((id) => [id, api.childrenShown(id).length]));
+  const before = new Map(ids.map((id) => [id, api.childrenAsks(id)]));
   await vscode.commands.executeCommand('caesar.refresh');
-  await until('VS Code re-asking every expanded task after the refresh', () => ids.every((id) => api.childrenShown(id).length > before.get(id)!), 10_000);
+  await until('VS Code re-asking every expanded task after the refresh', () => ids.every((id) => api.childrenAsks(id) > before.get(id)!), 10_000);
   for (const id of ids) {
     assert.ok(api.childrenShown(id).every((a) => toolCalls(a) === TOOL_CALLS && files(a) === 1), `tool calls per answer: ${JSON.stringify(counts())}`);
   }
