@@ -86,7 +86,9 @@ describe('Tasks tree: housekeeping', () => {
     tree = await api.waitForTree((t) => !!find(t, ids.first) && !!find(t, ids.failed), 10_000);
     // The provider has it; VS Code's view may not yet (reveal then throws "Cannot resolve tree item"): until it does.
     await until('the task shown again revealed in the view', () => api.expandTask(ids.failed).then(() => true, () => false), 15_000);
-    await until('VS Code asking for the children of a task shown again', () => api.childrenAsks(ids.failed) > asked, 15_000);
+    // VS Code has the task's children: asked again, or kept from before it was hidden (the same item id, which VS Code
+    // may answer from what it holds instead of asking again: seen in 2 quiet runs in 3, with the reveal above done).
+    await until('VS Code holding the children of a task shown again', () => api.childrenAsks(ids.failed) > asked || (asked > 0 && api.childrenShown(ids.failed).at(-1)!.length > 0), 15_000);
 
     const removable = finished(api, ids.removable, 'Remove me', 5_000);
     await api.waitForTree((t) => !!find(t, ids.removable), 10_000);
