@@ -29,8 +29,11 @@ async function expandAllAndCheck(api: CaesarApi, ids: string[]): Promise<void> {
   const firstAnswerMs: number[] = [];
   for (const id of ids) {
     const asked = Date.now();
-    await api.expandTask(id);
-    await until(`VS Code asking for the children of ${id}`, () => api.childrenShown(id).length > 0, 30_000);
+    // Revealed again until VS Code asks: a reveal made before the workbench has the item resolves having done nothing.
+    await until(`VS Code asking for the children of ${id}`, async () => {
+      if (api.childrenShown(id).length === 0) await api.expandTask(id);
+      return api.childrenShown(id).length > 0;
+    }, 30_000, 200);
     firstAnswerMs.push(Date.now() - asked);
   }
   record('finishedTaskFirstAnswerMs', firstAnswerMs);
