@@ -28,8 +28,9 @@ const entry = (id: string, script: string) => `[[agent]]\nid = "${id}"\nbin = "/
 // `starter` notes when it started (ns since the epoch) beside its report: the pool's figure is the time to that.
 const starter = `date +%s%N > "$CAESAR_REPORT_PATH.started"; ${agentScript(0)}`;
 /** The user's own layer (the bench's HOME): the agents, and in-place writes allowed (only the user may). */
-// `ender` notes when its last instruction ran: the git processes after that are the conclusion's.
-const ender = `${agentScript(0)}; date +%s%N > "$CAESAR_REPORT_PATH.ended"`;
+// `ender` notes when its last instruction ran, in its report's summary (a file beside it would not leave the
+// sandbox): the git processes after that are the conclusion's.
+const ender = `echo done > bench.txt; printf '%s' "$(printf '%s' '${REPORT}' | sed "s/\\"summary\\":\\"ok\\"/\\"summary\\":\\"ended $(date +%s%N)\\"/")" > "$CAESAR_REPORT_PATH"`;
 const GLOBAL_CONFIG = `[policy]\nallow_inplace_write = true\n\n${entry('sleeper', agentScript(0.2))}\n${entry('quick', agentScript(0))}\n${entry('starter', starter)}\n${entry('ender', ender)}`;
 
 /** The repository's own .caesar/config.toml: only `[worktree] pool`, which names no program. */
@@ -220,6 +221,7 @@ export async function benchTask(): Promise<Record<string, number | string>> {
         Object.assign(out, await peakMemory(runCold, cleanupOurs('worktree'), runs, 'no_warm_'));
         Object.assign(out, await idleHolds(cli, env));
         Object.assign(out, await conclusionGit(repo, env, runOurs, () => lastTask, cleanupOurs('worktree'), runs));
+        Object.assign(out, await conclusionGit(repo, env, runOurs, () => lastTask, cleanupOurs('worktree'), runs, true));
       }
       if (size === 2000 && referenceRepo) {
         const runTheirs = (agent: string, isolation: string, onSpawn?: (pid: number) => void) => runReference(reference!, referenceRepo, agent, isolation, onSpawn);
@@ -383,6 +385,7 @@ async function conclusionGit(
   lastTask: () => string,
   cleanup: () => void,
   runs = 1,
+  unconfined = false,
 ): Promise<Record<string, number | string>> {
   const log = path.join(benchDir('caesar-bench-gitlog-'), 'git.log');
   remember(path.dirname(log));
@@ -390,23 +393,24 @@ async function conclusionGit(
   const spans: number[] = [];
   for (let i = 0; i < runs; i++) {
     writeFileSync(log, '');
-    // Unsandboxed: the sandbox keeps the marker file out of the task folder, and the conclusion's git work is the same.
-    await runOurs('ender', 'worktree', undefined, { ...NO_WARM_ENV, CAESAR_SANDBOX: 'off', PATH: `${countingGit(log)}:${env.PATH ?? ''}` });
+    // Sandboxed as a task is by default where bwrap runs; unconfined, the checkout guard's work is added.
+    await runOurs('ender', 'worktree', undefined, { ...NO_WARM_ENV, ...(unconfined ? { CAESAR_SANDBOX: 'off' } : {}), PATH: `${countingGit(log)}:${env.PATH ?? ''}` });
     const folder = path.join(repo, '.caesar', 'tasks', lastTask());
-    const ended = BigInt(readFileSync(path.join(folder, 'report.json.ended'), 'utf8').trim());
+    const ended = BigInt(/ended (\d+)/.exec(readFileSync(path.join(folder, 'report.json'), 'utf8'))?.[1] ?? 'x');
     const endedAt = /"ended_at":\s*"([^"]+)"/.exec(readFileSync(path.join(folder, 'state.json'), 'utf8'))?.[1];
     if (endedAt) spans.push(Date.parse(endedAt) - Number(ended / 1_000_000n));
     calls = gitCalls(log, ended);
     cleanup();
   }
   const span = spread(spans);
+  const named = (name: string) => (unconfined ? `unconfined_${name}` : name);
   return {
-    git_processes_per_task: calls?.total ?? NaN,
-    git_processes_in_conclusion: calls?.afterAgent ?? NaN,
-    git_conclusion_commands: calls?.commands.join(' | ') ?? '',
-    conclusion_ms_min: span.min,
-    conclusion_ms_median: span.median,
-    conclusion_ms_max: span.max,
+    [named('git_processes_per_task')]: calls?.total ?? NaN,
+    [named('git_processes_in_conclusion')]: calls?.afterAgent ?? NaN,
+    [named('git_conclusion_commands')]: calls?.commands.join(' | ') ?? '',
+    [named('conclusion_ms_min')]: span.min,
+    [named('conclusion_ms_median')]: span.median,
+    [named('conclusion_ms_max')]: span.max,
   };
 }
 

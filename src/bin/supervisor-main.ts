@@ -1,7 +1,7 @@
 import { closeSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { openRegularFileForWriting } from '../base/safe-write';
-import { STANDBY_ANSWER_FD, STANDBY_TAKEN, superviseTask, waitIdle, type StandbyAssignment } from '../engine/tasks/supervise';
+import { STANDBY_ANSWER_FD, STANDBY_TAKEN, sandboxPreflight, superviseTask, waitIdle, type StandbyAssignment } from '../engine/tasks/supervise';
 
 /**
  * dist/supervisor-main.js, loaded by dist/supervisor.js: the detached process that supervises one task.
@@ -116,7 +116,11 @@ function becomeIdle(): void {
     takeTask: (assignment, answer) => takeTask(assignment, `kept warm (idle since ${since})`, answer),
     exit: () => process.exit(0),
   }).then(
-    (listening) => listening || process.exit(0),
+    (listening) => {
+      if (!listening) process.exit(0);
+      // Ahead of the task, as the user's environment finds bwrap now: a task whose PATH finds another probes that one.
+      void sandboxPreflight().catch(() => undefined);
+    },
     () => process.exit(1),
   );
 }

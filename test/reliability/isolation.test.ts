@@ -97,6 +97,20 @@ describe('reliability: honest isolation', function () {
     assert.match(finding.detail, /src\/app\.js/);
   });
 
+  it('sandboxed, a [sandbox] read_write folder over the checkout brings the checkout guard back: the write is reported', async () => {
+    const root = makeRepo({ 'README.md': 'hello\n' });
+    // Confined, the checkout is mounted read-only and its guard is not taken (nothing to detect); a read_write folder
+    // that holds the checkout makes it writable again, so the supervisor takes the guard before the agent starts.
+    const outside = { '../../../escaped.txt': 'escaped\n' };
+    const { id } = await startHostile(root, { mode: 'write-outside', outside }, { sandbox: { mode: 'required', read_write: [path.dirname(root)] } });
+    const { state, result } = await waitForFinished(root, id);
+    assert.deepEqual(state.sandbox, { confined: true });
+    assert.equal(readFileSync(path.join(root, 'escaped.txt'), 'utf8'), 'escaped\n', 'read_write let the write through');
+    const finding = result.report.findings.find((f) => f.title === 'Your checkout changed during the task');
+    assert.ok(finding, JSON.stringify(result.report.findings));
+    assert.match(finding.detail, /escaped\.txt/);
+  });
+
   it('a well-behaved worktree task gets no such finding (control)', async () => {
     const root = makeRepo({ 'README.md': 'hello\n' });
     writeFileSync(path.join(root, 'user-draft.txt'), 'dirty before the task starts\n');

@@ -51,6 +51,19 @@ export function supportsIdleMode(script: string): boolean {
   return path.basename(script) === 'supervisor.js';
 }
 
+/**
+ * How long a new idle supervisor waits before it loads its bundle. It is started as a task is handed to the previous
+ * one, and loading is most of a Node start's CPU: on a 2-core machine, at once, it competed with that task's own
+ * start (its git work, its agent) for the cores. The next task rarely comes within this delay; one that does starts
+ * as without a warm supervisor (the standby the CLI's loader starts, or a fresh process), no slower than before.
+ */
+export const DEFAULT_IDLE_LOAD_DELAY_MS = 2_000;
+
+export function idleLoadDelayMs(env: NodeJS.ProcessEnv = process.env): number {
+  const value = Number(env.CAESAR_WARM_LOAD_DELAY_MS);
+  return env.CAESAR_WARM_LOAD_DELAY_MS !== undefined && Number.isFinite(value) && value >= 0 ? value : DEFAULT_IDLE_LOAD_DELAY_MS;
+}
+
 export function idleMs(env: NodeJS.ProcessEnv = process.env): number {
   const value = Number(env.CAESAR_WARM_IDLE_MS);
   return Number.isFinite(value) && value > 0 ? value : DEFAULT_IDLE_MS;

@@ -30,7 +30,10 @@ export interface Placement {
   snapshot?: Snapshot;
   /** With `[worktree] pool`: tops the repository's warm pool up again; the supervisor calls it once the agent runs. */
   refillPool?: () => Promise<void>;
-  /** A worktree task's view of the user's checkout at its start: writes into it are reported, not prevented. */
+  /**
+   * A worktree task's view of the user's checkout at its start, when the agent could write it (unconfined): writes
+   * into it are reported, not prevented. A confined agent's sandbox mounts the checkout read-only instead.
+   */
   checkout?: Snapshot;
   /** A worktree task's record of the shared git dir at its start (repository-watch.ts), compared at its end. */
   repository?: RepositorySnapshot;
@@ -106,6 +109,11 @@ export interface PrepareContext {
    * whatever happens next.
    */
   holdLease(lease: WriterLease): void;
+  /**
+   * The sandbox will confine the agent (sandboxWillConfine): a worktree task's checkout guard is then not taken here,
+   * and the supervisor takes it before the agent starts only if the sandbox leaves the checkout writable after all.
+   */
+  confined?: boolean;
 }
 
 /** Isolation (reference §2.3, inside the slot: §8.12 fixed), worktree + workshop, or the in-place snapshot. */
@@ -142,7 +150,9 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
     : fresh();
   // What does not depend on the new worktree runs while it is being made (issue 14): the checkout guard's snapshot
   // (before, a warm hand-out and the snapshot ran one after the other: 65 ms of 1 s at 10k files) and the findings' git calls.
-  const checkout = guardCheckout(gitRoot!, usable);
+  // A confined agent cannot write the checkout (its sandbox mounts it read-only): nothing to detect afterwards, and
+  // the snapshot is the largest git work of a task's start (an `add -A` of the whole checkout into a scratch index).
+  const checkout = ctx.confined ? Promise.resolve(undefined) : guardCheckout(gitRoot!, usable);
   const suggestion = !setup.copy.length && !setup.link.length ? detectWorkshop(launch.workspace).catch(() => undefined) : undefined;
   const ignored = worktreeIgnoreFinding(gitRoot!, ctx.id).catch(() => undefined);
   const worktree = await creating;

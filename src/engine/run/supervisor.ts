@@ -34,7 +34,8 @@ import { SlotWaitAborted, acquireSlot, type Slot } from '../store/slots';
 import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from '../process/spawn';
 import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
-import { prepareSandbox, type PreparedSandbox } from '../sandbox/sandbox';
+import { prepareSandbox, sandboxWillConfine, type PreparedSandbox } from '../sandbox/sandbox';
+import { guardCheckout } from '../git/checkout-guard';
 import { StateWriter } from './state-writer';
 import { agentCannotBeSandboxed, cutNetwork, decideTaskNetwork, insidePlanOf } from './task-network';
 import type { NetworkDecision } from '../sandbox/sandbox';
@@ -133,6 +134,9 @@ class TaskRun {
       this.launch = await readLaunchSpec(this.paths.root, this.id);
       const launch = this.launch;
       const adapter = resolveAdapter(launch.agent, launch.generic_agent ? [launch.generic_agent] : []);
+      // Decided before the worktree is made (the preflight is one bwrap start, cached per process), beside the slot.
+      const confining = sandboxWillConfine(launch.sandbox, agentCannotBeSandboxed(launch, adapter));
+      confining.catch(() => undefined); // awaited below; a failure there is the task's
       this.slot = await acquireSlot({
         root: this.paths.root,
         limit: launch.max_parallel ?? DEFAULT_MAX_PARALLEL,
@@ -149,6 +153,7 @@ class TaskRun {
         state: this.state,
         signal: this.cancel.signal,
         holdLease: (lease) => (this.writerLease = lease),
+        confined: await confining,
       });
       if (this.cancel.signal.aborted) return await this.concludeWithoutRun('cancelled', 'Task cancelled before the agent started.');
       return await this.runAgent(launch, adapter, this.placement);
@@ -232,6 +237,7 @@ class TaskRun {
       throw err;
     });
     await this.delegation?.settle(sandbox.record.confined);
+    await this.guardCheckoutIfWritable(placement, sandbox);
     await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, network: task.network, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
     // The warm pool is topped up in the background, once the agent has its worktree and is running.
@@ -289,6 +295,17 @@ class TaskRun {
       if (!(err instanceof PhaseTimeout)) throw err;
       return this.concludeHung(result, err);
     }
+  }
+
+  /**
+   * The checkout guard's snapshot, when preparePlacement left it out (the sandbox was to confine the agent) and the
+   * sandbox leaves the checkout writable after all (a `[sandbox] read_write` folder above or inside it): taken before
+   * the agent starts, as an unconfined task's is.
+   */
+  private async guardCheckoutIfWritable(placement: Placement, sandbox: PreparedSandbox): Promise<void> {
+    if (!placement.worktree || !placement.gitRoot || placement.checkout) return;
+    if (sandbox.keepsCheckoutReadOnly(placement.gitRoot)) return;
+    placement.checkout = await guardCheckout(placement.gitRoot);
   }
 
   /**

@@ -74,8 +74,9 @@ async function bringBack(run: Run): Promise<Finding[]> {
   let head = run.start;
   try {
     head = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], run.worktree, inStore)).trim();
-    const objects = await git(['rev-list', '--objects', '--indexed-objects', head, '--not', run.start], run.worktree, inStore);
-    const ids = objects.split('\n').map((line) => line.split(' ')[0]).filter((id) => !!id);
+    // An empty store: the agent wrote no object (no commit, no `git add`), so what its HEAD and index reach is in the
+    // shared store already. Three git processes less for most tasks, and no pack of copies added to the repository.
+    const ids = (await holdsObjects(run.store)) ? await reachedObjects(run, head, inStore) : [];
     if (ids.length) {
       const pack = await runGit(['pack-objects', '--stdout', '-q'], { cwd: run.worktree, env: inStore, input: `${ids.join('\n')}\n` });
       await runGit(['index-pack', '--stdin'], { cwd: run.gitRoot, input: pack.stdout });
@@ -95,6 +96,27 @@ async function bringBack(run: Run): Promise<Finding[]> {
   }
   await fs.rm(run.store, { recursive: true, force: true });
   return findings;
+}
+
+/** What the agent's HEAD and index reach that its start commit does not: what a pack brings back. */
+async function reachedObjects(run: Run, head: string, inStore: Record<string, string>): Promise<string[]> {
+  const objects = await git(['rev-list', '--objects', '--indexed-objects', head, '--not', run.start], run.worktree, inStore);
+  return objects.split('\n').map((line) => line.split(' ')[0]!).filter((id) => !!id);
+}
+
+/**
+ * Whether the private store holds any object: a loose one (`xx/` folders) or a pack. Anything else there (its `info`
+ * is removed before, an empty `pack/` is made by Caesar) is no object git would find.
+ */
+async function holdsObjects(store: string): Promise<boolean> {
+  for (const entry of await fs.readdir(store, { withFileTypes: true })) {
+    if (entry.name === 'pack' && entry.isDirectory()) {
+      if ((await fs.readdir(path.join(store, 'pack'))).length) return true;
+    } else {
+      return true; // a loose-object folder, or something the agent put there: looked at with git, as before
+    }
+  }
+  return false;
 }
 
 async function git(args: string[], cwd: string, env?: Record<string, string>): Promise<string> {

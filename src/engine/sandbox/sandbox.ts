@@ -2,7 +2,7 @@
  * The decision per task (auto / required / off), the finding when a task runs unconfined, the plan wrapped in bwrap,
  * and after the run, taking the agent's report files back from its view of the task folder.
  */
-import { promises as fs, readdirSync, type Stats } from 'node:fs';
+import { promises as fs, readdirSync, realpathSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import type { SpawnPlan } from '../../agents/types';
 import type { Finding, TaskPaths } from '../../protocol';
@@ -71,6 +71,52 @@ export interface PreparedSandbox {
   findings: Finding[];
   /** After the agent has ended: its report files back into the task folder; what else it wrote there, reported. */
   finish(): Promise<Finding[]>;
+  /**
+   * Whether the agent cannot write the working tree of the checkout at `gitRoot`: confined, and no writable mount in
+   * it (or above it) but its `.git` and a `.caesar` folder, which the checkout guard does not compare anyway.
+   */
+  keepsCheckoutReadOnly(gitRoot: string): boolean;
+}
+
+/**
+ * Whether a task with these settings will run confined, as prepareSandbox decides it (mode, the agent, the preflight):
+ * known before its worktree is made, so that work only an unconfined task needs (the checkout guard) is not done.
+ */
+export async function sandboxWillConfine(settings: Partial<SandboxSettings> | undefined, cannotBeSandboxed: string | undefined): Promise<boolean> {
+  if (effectiveSandboxMode(settings?.mode, process.env) === 'off' || cannotBeSandboxed) return false;
+  return (await sandboxPreflight(process.env)).available;
+}
+
+/**
+ * No mount that lets a write reach the checkout's files: none writable inside it or above it but its .git and a
+ * .caesar folder. Paths are compared as bwrap binds them, links resolved (a writable link into the checkout counts).
+ */
+export function checkoutReadOnlyUnder(mounts: Mount[], gitRoot: string): boolean {
+  const root = realOrResolved(gitRoot);
+  return mounts.every((mount) => {
+    if (mount.kind !== 'rw') return true; // tmpfs is the sandbox's own memory, never the host's files
+    return [mount.path, mount.source ?? mount.path].map(realOrResolved).every((writable) => {
+      const above = path.relative(writable, root);
+      if (above === '' || isBelow(above)) return false; // the checkout itself, or a folder it is in
+      const inside = path.relative(root, writable);
+      if (!isBelow(inside)) return true; // elsewhere
+      const parts = inside.split(path.sep);
+      return parts[0] === '.git' || parts.includes('.caesar');
+    });
+  });
+}
+
+/** A relative path that stays below its base (not the base, not `..` or `../x`, not absolute). */
+function isBelow(relative: string): boolean {
+  return relative !== '' && relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
+}
+
+function realOrResolved(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
 }
 
 /** `[sandbox] mode = "required"` on a machine where bwrap cannot run: the task must not start. */
@@ -79,7 +125,13 @@ export class SandboxRefused extends Error {}
 export async function prepareSandbox(request: SandboxRequest): Promise<PreparedSandbox> {
   // The supervisor's own environment decides (not the agent's, which the env policy may have thinned).
   const mode = effectiveSandboxMode(request.settings?.mode, process.env);
-  const unconfined = (reason: string, findings: Finding[] = []): PreparedSandbox => ({ wrap: () => request.plan, record: { confined: false, reason }, findings, finish: async () => [] });
+  const unconfined = (reason: string, findings: Finding[] = []): PreparedSandbox => ({
+    wrap: () => request.plan,
+    record: { confined: false, reason },
+    findings,
+    finish: async () => [],
+    keepsCheckoutReadOnly: () => false,
+  });
   if (mode === 'off') return unconfined('[sandbox] mode = "off"');
   if (request.cannotBeSandboxed) {
     if (mode === 'required') throw new SandboxRefused(`Not started: [sandbox] mode = "required" and this agent cannot run sandboxed: ${request.cannotBeSandboxed}.`);
@@ -116,41 +168,44 @@ async function confine(request: SandboxRequest, availability: Extract<SandboxAva
   // A write task's agent commits into a store of its own (private-objects.ts); a check commits nothing.
   const objects = request.mode === 'write' && request.worktree && request.gitRoot && !request.check ? await preparePrivateObjects(request.worktree, request.gitRoot) : undefined;
   const shown = new Set<string>();
+  const mountsNow = (entries: string[]): Mount[] => [
+    ...sandboxMounts(
+    {
+      agentId: request.agentId,
+      mode: request.mode,
+      cwd: plan.cwd,
+      workspace: request.workspace,
+      worktree: request.worktree,
+      gitRoot: request.gitRoot,
+      root: request.paths.root,
+      taskDir,
+      taskView,
+      emptyFile,
+      env: request.env,
+      command: plan.command,
+      args: plan.args,
+      // The folder of Caesar's record key: an agent that could read it could seal records as Caesar (record-seal.ts).
+      hide: [...absolutePaths(request.settings?.hide, request.env), recordKeyFolder()],
+      readWrite: absolutePaths(request.settings?.read_write, request.env),
+    },
+    entries,
+    ),
+    ...config.mounts,
+    ...(bridge?.mounts ?? []),
+    ...(request.mounts ?? []),
+  ];
   const wrap = (): SpawnPlan => {
     const entries = readdirSync(taskDir);
     for (const entry of entries) shown.add(entry);
-    const mounts = [
-      ...sandboxMounts(
-      {
-        agentId: request.agentId,
-        mode: request.mode,
-        cwd: plan.cwd,
-        workspace: request.workspace,
-        worktree: request.worktree,
-        gitRoot: request.gitRoot,
-        root: request.paths.root,
-        taskDir,
-        taskView,
-        emptyFile,
-        env: request.env,
-        command: plan.command,
-        args: plan.args,
-        // The folder of Caesar's record key: an agent that could read it could seal records as Caesar (record-seal.ts).
-        hide: [...absolutePaths(request.settings?.hide, request.env), recordKeyFolder()],
-        readWrite: absolutePaths(request.settings?.read_write, request.env),
-      },
-      entries,
-      ),
-      ...config.mounts,
-      ...(bridge?.mounts ?? []),
-      ...(request.mounts ?? []),
-    ];
+    const mounts = mountsNow(entries);
     const setEnv: Record<string, string> = { CAESAR_SANDBOXED: 'bwrap', ...(objects?.env ?? {}) };
     if (!mounts.some((m) => m.kind === 'tmpfs' && m.path === request.env.TMPDIR)) setEnv.TMPDIR = '/tmp';
     const args = bwrapArgs(mounts, { cwd: plan.cwd, setEnv, unsetEnv: ['SSH_AUTH_SOCK', 'GPG_AGENT_INFO', ...SESSION_ENV], shareNet: !bridge });
     return wrapPlan(bridge ? bridge.wrapInside(plan) : plan, availability.bwrap, args);
   };
-  return { wrap, record: { confined: true }, findings: [], finish: async () => {
+  // The task folder's entries are shown read-only: they do not change what reaches the checkout.
+  const keepsCheckoutReadOnly = (gitRoot: string) => checkoutReadOnlyUnder(mountsNow([]), gitRoot);
+  return { wrap, record: { confined: true }, findings: [], keepsCheckoutReadOnly, finish: async () => {
       await bridge?.close().catch(() => undefined);
       await fs.rm(emptyFile, { force: true });
       const kept = (await objects?.finish()) ?? [];

@@ -13,3 +13,5 @@ export function superviseTask(taskDir: string, options: SuperviseOptions = {}): 
 }
 export { STANDBY_ANSWER_FD, STANDBY_TAKEN, type StandbyAssignment } from '../launch/supervisor-process';
 export { waitIdle } from '../launch/warm-server';
+// An idle supervisor runs the sandbox's preflight (one bwrap start, cached per process) while it waits, not in a task.
+export { sandboxPreflight } from '../sandbox/sandbox';

@@ -115,6 +115,17 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.equal(existsSync(socket), false);
   });
 
+  it('a new idle supervisor loads its bundle only after CAESAR_WARM_LOAD_DELAY_MS (off the task that started it)', async () => {
+    const delayed: NodeJS.ProcessEnv = { ...env, CAESAR_WARM_LOAD_DELAY_MS: '1500' };
+    const socket = socketPath(delayed.CAESAR_WARM_DIR!, buildId(script)!);
+    const since = Date.now();
+    const pid = startIdleSupervisor(script, delayed);
+    assert.ok(pid);
+    await waitFor('its socket', () => existsSync(socket), 30_000, 5);
+    assert.ok(Date.now() - since >= 1500, `listening after ${Date.now() - since} ms, before its delay`);
+    assert.equal((await probeIdleSupervisor(script, delayed))?.pid, pid);
+  });
+
   it('an idle supervisor in another network namespace never takes a task: it would run it in its world', async function () {
     // `unshare -n` needs root (CI runs as root); elsewhere a user namespace would change the folder's owner as seen inside.
     if (process.getuid?.() !== 0) this.skip();

@@ -6,6 +6,7 @@ import { explainFailure, locateBwrap, sandboxPreflight, resetSandboxPreflight } 
 import { sandboxMounts, type Mount, type SandboxInput } from '../../../src/engine/sandbox/policy';
 import { bwrapArgs } from '../../../src/engine/sandbox/bwrap';
 import { prepareSandbox } from '../../../src/engine/sandbox';
+import { checkoutReadOnlyUnder } from '../../../src/engine/sandbox/sandbox';
 
 describe('sandbox: preflight', () => {
   afterEach(() => resetSandboxPreflight());
@@ -143,5 +144,36 @@ describe('sandbox: prepareSandbox', () => {
     await claude.finish();
     await prepareSandbox({ settings: { mode: 'required' }, plan: { command: '/bin/true', args: [], cwd: root, display: 'true' }, env: { HOME: home }, agentId: 'claude', mode: 'write', workspace: root, paths: { root, dir: taskDir } }).then((p) => p.finish());
     assert.equal(readFileSync(path.join(home, '.claude.json'), 'utf8'), '{"mine":1}', 'an existing one is left as it is');
+  });
+});
+
+describe('sandbox: is the checkout read-only to a confined agent (the checkout guard is left out then)', () => {
+  const base = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-ro-checkout-')));
+  const checkout = path.join(base, 'repo');
+  mkdirSync(path.join(checkout, '.caesar', 'wt', 't1'), { recursive: true });
+  mkdirSync(path.join(checkout, 'src'), { recursive: true });
+  mkdirSync(path.join(checkout, '.git', 'worktrees', 't1'), { recursive: true });
+  mkdirSync(path.join(base, 'elsewhere'), { recursive: true });
+  symlinkSync(path.join(checkout, 'src'), path.join(base, 'link-to-src'));
+  after(() => rmSync(base, { recursive: true, force: true }));
+  const rw = (p: string, source?: string): Mount => ({ kind: 'rw', path: p, ...(source ? { source } : {}) });
+  const readOnly = (...mounts: Mount[]) => checkoutReadOnlyUnder([{ kind: 'ro', path: '/' }, { kind: 'tmpfs', path: '/tmp' }, ...mounts], checkout);
+
+  it('read-only with its worktree, git entry and task folder writable (under .caesar and .git), or folders elsewhere', () => {
+    assert.equal(readOnly(rw(path.join(checkout, '.caesar', 'wt', 't1')), rw(path.join(checkout, '.git', 'worktrees', 't1')), rw(path.join(base, 'elsewhere'))), true);
+    assert.equal(readOnly(rw(path.join(checkout, '.caesar', 'tasks', 't1'), path.join(checkout, '.caesar', 'tasks', 't1', 'view'))), true);
+    assert.equal(readOnly({ kind: 'tmpfs', path: checkout }), true, 'a tmpfs is the sandbox\'s memory');
+    assert.equal(checkoutReadOnlyUnder([rw(`${checkout}-sibling`)], checkout), true, 'a sibling whose name starts the same');
+  });
+
+  it('writable: the checkout itself, a folder above it, a folder in it, a link into it, a source in it', () => {
+    assert.equal(readOnly(rw(checkout)), false);
+    assert.equal(readOnly(rw(base)), false);
+    assert.equal(readOnly(rw('/')), false);
+    assert.equal(readOnly(rw(path.join(checkout, 'src'))), false);
+    assert.equal(readOnly(rw(path.join(base, 'link-to-src'))), false, 'a link is bound as its target');
+    assert.equal(readOnly(rw(path.join(base, 'elsewhere'), path.join(checkout, 'src'))), false);
+    assert.equal(readOnly(rw(path.join(base, '..repo-like'))), true, 'a sibling folder named with two dots');
+    assert.equal(readOnly(rw(path.join(checkout, '..data'))), false, 'a folder in the checkout whose name starts with two dots');
   });
 });
