@@ -4,7 +4,7 @@ import { DOCUMENT_IDS, renderBrief, type Channel, type Task } from '../../src/pr
 import type { AgentAdapter, BuildContext, SpawnPlan } from '../../src/agents/types';
 import { NATIVE_ADAPTERS, antigravityAdapter, claudeAdapter, codexAdapter, copilotAdapter, geminiAdapter, opencodeAdapter } from '../../src/agents/native';
 import { channelCoordinates } from '../../src/engine/run/channel-launcher';
-import { pickTier } from '../../src/engine/run/supervisor';
+import { pickTier } from '../../src/engine/run/task-document';
 
 /**
  * The supervisor's channel coordinates (`<node> <caesar.js> channel serve --task-dir <dir>`) reach every agent that can

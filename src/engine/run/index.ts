@@ -8,6 +8,7 @@
 export * from './agent-outbox';
 export * from './channel-launcher';
 export * from './conclude';
+export * from './confinement';
 export * from './events-writer';
 export * from './finalize';
 export * from './isolation';
@@ -17,3 +18,4 @@ export * from './report';
 export * from './run-conclusion';
 export * from './state-writer';
 export * from './supervisor';
+export * from './task-document';

@@ -1,7 +1,5 @@
 import { hostname } from 'node:os';
 import {
-  DOCUMENT_IDS,
-  parseTask,
   parseTaskDir,
   renderBrief,
   strictReportSchema,
@@ -9,7 +7,6 @@ import {
   type EventDraft,
   type Finding,
   type ReportTier,
-  type Task,
   type TaskPaths,
 } from '../../protocol';
 import { resolveAdapter } from '../../agents/registry';
@@ -18,13 +15,14 @@ import { ToolPairing } from '../../agents/stream';
 import { readVerifiedJsonFile } from '../store/sealed-read';
 import { writeFileAtomic, writeJsonAtomic } from '../../base/atomic';
 import { CancelWatch } from '../process/cancel-watch';
-import { channelCoordinates, channelLauncher } from './channel-launcher';
 import { agentEnv } from '../sandbox/agent-env';
 import { AgentOutbox } from './agent-outbox';
 import { layDownFiles } from './lay-down';
 import { EventsWriter } from './events-writer';
 import { writeConclusion, type Conclusion } from './finalize';
-import { findingsOnceConfined, preparePlacement, type Placement } from './isolation';
+import { preparePlacement, type Placement } from './isolation';
+import { confineRun, guardCheckoutIfWritable } from './confinement';
+import { buildTask, pickTier } from './task-document';
 import { DEFAULT_MAX_PARALLEL, readLaunchSpec } from '../store/launch-spec';
 import { checkPassed, type CheckResult, type LaunchSpec } from '../../protocol';
 import { runChecks } from './checks';
@@ -34,10 +32,9 @@ import { SlotWaitAborted, acquireSlot, type Slot } from '../store/slots';
 import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from '../process/spawn';
 import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
-import { prepareSandbox, sandboxWillConfine, type PreparedSandbox } from '../sandbox/sandbox';
-import { guardCheckout } from '../git/checkout-guard';
+import { sandboxWillConfine, type PreparedSandbox } from '../sandbox/sandbox';
 import { StateWriter } from './state-writer';
-import { agentCannotBeSandboxed, cutNetwork, decideTaskNetwork, insidePlanOf } from './task-network';
+import { agentCannotBeSandboxed, decideTaskNetwork } from './task-network';
 import type { NetworkDecision } from '../sandbox/sandbox';
 import { WriteFault } from '../process/write-fault';
 import { AFTER_RUN_PHASES, AfterRunWatchdog, PhaseTimeout, concludeBudgetMs, killOwnChildren, withinBudget, type AfterRunPhase } from '../process/phase-watchdog';
@@ -237,7 +234,7 @@ class TaskRun {
       throw err;
     });
     await this.delegation?.settle(sandbox.record.confined);
-    await this.guardCheckoutIfWritable(placement, sandbox);
+    await guardCheckoutIfWritable(placement, sandbox);
     await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, network: task.network, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
     // The warm pool is topped up in the background, once the agent has its worktree and is running.
@@ -298,48 +295,12 @@ class TaskRun {
   }
 
   /**
-   * The checkout guard's snapshot, when preparePlacement left it out (the sandbox was to confine the agent) and the
-   * sandbox leaves the checkout writable after all (a `[sandbox] read_write` folder above or inside it): taken before
-   * the agent starts, as an unconfined task's is.
-   */
-  private async guardCheckoutIfWritable(placement: Placement, sandbox: PreparedSandbox): Promise<void> {
-    if (!placement.worktree || !placement.gitRoot || placement.checkout) return;
-    if (sandbox.keepsCheckoutReadOnly(placement.gitRoot)) return;
-    placement.checkout = await guardCheckout(placement.gitRoot);
-  }
-
-  /**
-   * The agent's plan inside the operating-system sandbox (src/engine/sandbox/), or as is with a finding saying why
-   * not; `[sandbox] mode = "required"` on a machine without it throws, and the task fails before the agent starts.
-   * Its record reaches state.json with the `running` update (no write of its own).
+   * The agent's (or a check's) sandbox (confinement.ts); the agent's is kept for its after-run work, and its findings
+   * become the task's.
    */
   private async confine(plan: SpawnPlan, env: NodeJS.ProcessEnv, launch: LaunchSpec, adapter: AgentAdapter, placement: Placement, forAgent = true, network?: NetworkDecision): Promise<PreparedSandbox> {
-    const cannotBeSandboxed = forAgent ? agentCannotBeSandboxed(launch, adapter) : undefined;
-    const sandbox = await prepareSandbox({
-      settings: launch.sandbox,
-      plan,
-      env,
-      agentId: adapter.id,
-      mode: launch.mode,
-      workspace: placement.worktree?.path ?? placement.workspace,
-      worktree: placement.worktree?.path,
-      gitRoot: placement.gitRoot,
-      paths: this.paths,
-      // That reason is the agent's (its own sandbox cannot nest in ours): a check is confined all the same.
-      ...(cannotBeSandboxed ? { cannotBeSandboxed } : {}),
-      ...(forAgent ? insidePlanOf(plan, launch, adapter) : {}),
-      ...(forAgent ? { mounts: this.delegation?.mounts } : { check: true }),
-      // The agent's network only: a check is the user's own command, on the host's network.
-      ...(network?.cut ? { network: cutNetwork(network) } : {}),
-    });
-    // task.json already says `network: false`: a sandbox that did not confine would make it a lie.
-    if (network?.cut && !sandbox.record.confined) throw new Error(`The network was to be cut in the sandbox, but the agent is not confined (${sandbox.record.reason ?? 'unknown reason'}).`);
-    // A check's sandbox repeats the agent's findings (not sandboxed, and why): recorded once, for the agent.
-    if (!forAgent) return sandbox;
-    this.sandbox = sandbox;
-    placement.findings.push(...sandbox.findings);
-    // Read-only is now the kernel's fact: the findings that said it rested on the agent's word no longer hold.
-    if (sandbox.record.confined) placement.findings.splice(0, placement.findings.length, ...findingsOnceConfined(placement.findings, launch.mode));
+    const sandbox = await confineRun({ plan, env, launch, adapter, placement, paths: this.paths, forAgent, network, delegationMounts: this.delegation?.mounts });
+    if (forAgent) this.sandbox = sandbox;
     return sandbox;
   }
 
@@ -432,44 +393,6 @@ class TaskRun {
       },
     });
   }
-}
-
-/** Channel > schema > file (reference §2.2.8): the channel when the task asked for it and the agent can load it. */
-export function pickTier(launch: Pick<LaunchSpec, 'channel'>, adapter: Pick<AgentAdapter, 'capabilities'>): ReportTier {
-  if (launch.channel && adapter.capabilities.channel && channelAvailable()) return 'channel';
-  return adapter.capabilities.schemaTier ? 'schema' : 'file';
-}
-
-/** The channel server can be started (Node and dist/caesar.js found); otherwise the task runs on a lower tier. */
-function channelAvailable(): boolean {
-  return channelLauncher() !== undefined;
-}
-
-function buildTask(launch: LaunchSpec, placement: Placement, paths: TaskPaths, network: boolean): Task {
-  return parseTask({
-    protocol: DOCUMENT_IDS.task,
-    id: launch.id,
-    created_at: launch.created_at,
-    ...(launch.role ? { role: launch.role } : {}),
-    agent: launch.agent,
-    objective: launch.objective,
-    context: launch.context,
-    constraints: launch.constraints,
-    acceptance_criteria: launch.acceptance_criteria,
-    mode: launch.mode,
-    isolation: placement.isolation,
-    network,
-    workspace: placement.workspace,
-    ...(placement.worktree ? { base_ref: placement.worktree.base_ref } : {}),
-    deadline_ms: launch.timeout_ms,
-    depth: launch.depth,
-    report_path: paths.report,
-    // The agent's outbox, not events.jsonl: that file has one writer, this supervisor, which relays the outbox.
-    events_path: paths.agentEvents,
-    // Requested → the coordinates, for every agent: adapters that can load MCP inject them (the `channel` tier), and
-    // an OACP agent of its own (a [[agent]] template) may start the server from task.json itself.
-    channel: launch.channel ? (channelCoordinates(paths.dir) ?? null) : null,
-  });
 }
 
 function describeError(err: unknown): string {
