@@ -1,9 +1,11 @@
 import { strict as assert } from 'node:assert';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { sandboxPreflight } from '../../../src/engine/sandbox';
 import { readTail } from '../../../src/engine/run/checks';
-import { makeRepo, startFixture, waitForFinished } from './helpers';
+import { concludeLostTasks } from '../../../src/engine/run/conclude';
+import { taskPaths, type TaskState } from '../../../src/protocol';
+import { makeRepo, pidAlive, processesMatching, readFinished, startFixture, waitFor, waitForFinished } from './helpers';
 
 const check = (name: string, command: string, timeout_ms = 20_000) => ({ name, command, timeout_ms });
 
@@ -73,6 +75,30 @@ describe('checks: the supervisor runs them after the agent', function () {
       assert.equal(done.result.checks![0]!.exit_code, 0, done.result.checks![0]!.output_tail);
       assert.notEqual(done.result.report.summary, 'forged by a check');
       assert.equal(done.result.report.status, 'success');
+    });
+
+    it("the supervisor killed -9 during a check: gc keeps the agent's report, not what the check left in its view of the task folder", async () => {
+      const root = makeRepo();
+      // A marker unique to this test finds the check's process on the host afterwards (it outlives its supervisor).
+      const marker = `caesar-check-hangs-${process.pid}-${Date.now()}`;
+      const forge = check('forge', `echo '{"protocol":"caesar.report/v1","status":"failed","summary":"forged by a check"}' > "$CAESAR_REPORT_PATH"; exec -a ${marker} sleep 600`, 600_000);
+      const { id } = await startFixture(root, { mode: 'success' }, { sandbox: { mode: 'required' }, checks: [forge] });
+      const paths = taskPaths(root, id);
+      const inView = path.join(paths.dir, 'sandbox-view', 'report.json');
+      const state = await waitFor('the check to forge a report in its view, the conclusion begun', () => {
+        const now = JSON.parse(readFileSync(paths.state, 'utf8')) as TaskState;
+        return now.concluding_since && existsSync(inView) && readFileSync(inView, 'utf8').includes('forged') ? now : undefined;
+      }, 30_000);
+      process.kill(state.supervisor_pid!, 'SIGKILL');
+      await waitFor('the supervisor to die', () => !pidAlive(state.supervisor_pid!));
+      try {
+        await concludeLostTasks(root, { dryRun: false });
+        const { result } = await readFinished(root, id);
+        assert.equal(result.report.summary === 'forged by a check', false, JSON.stringify(result.report));
+        assert.equal(result.report.status, 'success', "the agent's own report, taken back before the checks began");
+      } finally {
+        for (const pid of processesMatching(marker)) process.kill(pid, 'SIGKILL');
+      }
     });
   });
 });
