@@ -54,6 +54,10 @@ export const TASK_FILES = {
   jobScript: 'job.sh',
   /** The shared git dir as a worktree task started (engine/git/repository-watch.ts). Single writer: the supervisor. */
   repositorySnapshot: 'repository-snapshot.json',
+  /** The `.git` entries below a worktree's top level as its agent started (a setup's submodules). Supervisor only. */
+  nestedGitAtStart: 'nested-git-at-start.json',
+  /** Where the `.git` entries the agent left in its worktree are moved after its run (engine/git/nested-git.ts). */
+  nestedGitMovedAside: 'nested-git-moved-aside',
 } as const;
 
 export interface TaskPaths {
@@ -81,6 +85,8 @@ export interface TaskPaths {
   launcher: string;
   jobScript: string;
   repositorySnapshot: string;
+  nestedGitAtStart: string;
+  nestedGitMovedAside: string;
 }
 
 export function tasksDir(root: string): string {
@@ -125,6 +131,8 @@ export function taskPaths(root: string, id: string): TaskPaths {
     launcher: at(TASK_FILES.launcher),
     jobScript: at(TASK_FILES.jobScript),
     repositorySnapshot: at(TASK_FILES.repositorySnapshot),
+    nestedGitAtStart: at(TASK_FILES.nestedGitAtStart),
+    nestedGitMovedAside: at(TASK_FILES.nestedGitMovedAside),
   };
 }
 

@@ -1,9 +1,10 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { sandboxPreflight } from '../../src/engine/sandbox';
+import { taskPaths } from '../../src/protocol';
 import { git, makeRepo, startFixture, waitForFinished, type Finished } from '../engine/runtime/helpers';
 import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers';
 
@@ -92,5 +93,38 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     assert.equal(existsSync(marker), false, 'the planted fsmonitor ran as the user');
     const entry = git(done.state.worktree!, 'rev-parse', '--absolute-git-dir');
     assert.equal(readFileSync(path.join(entry, 'commondir'), 'utf8').trim(), '../..');
+  });
+  // Git never tracks a .git, so a repository planted in a subfolder is in no diff; but git run in that folder (the
+  // editor's Git extension does, for the repository of every file the diff opens) would run what its config names.
+  const UNSET = 'env -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES -u GIT_DIR -u GIT_WORK_TREE -u GIT_COMMON_DIR';
+  for (const sandboxed of [true, false]) {
+    it(`a repository planted in a subfolder (a .git folder, a .git file) is moved aside: git there runs nothing${sandboxed ? '' : ' (unconfined)'}`, async () => {
+      const root = makeRepo({ 'README.md': '# test repo\n', 'src/app.js': 'app\n', 'docs/guide.md': 'guide\n' });
+      const folder = `(cd src && ${UNSET} git init -q . && git config core.fsmonitor "touch ${marker}")`;
+      const file = `${UNSET} git init -q --bare .planted && git config -f .planted/config core.fsmonitor "touch ${marker}" && git config -f .planted/config core.bare false && echo "gitdir: ../.planted" > docs/.git`;
+      const probes: Probe[] = [['plant src/.git', folder], ['plant docs/.git', file], ['change a file', 'echo changed >> src/app.js']];
+      const { id } = await startFixture(root, {}, { ...probeAgent(probes), sandbox: { mode: sandboxed ? 'required' : 'off' } });
+      const done = await waitForFinished(root, id);
+      const worktree = done.state.worktree!;
+      for (const label of ['plant src/.git', 'plant docs/.git']) assert.equal(probeResults(worktree).get(label), 'ok', label);
+      for (const folderOf of ['src', 'docs']) userGitStatus(path.join(worktree, folderOf));
+      assert.equal(existsSync(marker), false, 'the planted fsmonitor ran as the user');
+      assert.equal(existsSync(path.join(worktree, 'src', '.git')) || existsSync(path.join(worktree, 'docs', '.git')), false);
+      const finding = done.result.report.findings.find((f) => f.title === 'Nested repository moved aside');
+      assert.ok(finding && finding.severity === 'high', JSON.stringify(done.result.report.findings));
+      assert.match(finding.detail, /docs\/\.git, src\/\.git/);
+      const kept = readdirSync(taskPaths(root, id).nestedGitMovedAside);
+      assert.deepEqual(kept.sort(), ['0-docs__.git', '1-src__.git'], 'both kept in the task folder, for a look');
+      assert.ok(done.result.diff?.files.some((f) => f.path === 'src/app.js'), 'the diff is the task\'s, src/ included');
+    });
+  }
+
+  it('a repository the worktree setup made (a submodule\'s .git) is kept: only what the agent adds is moved aside', async () => {
+    const root = makeRepo({ 'README.md': '# test repo\n' });
+    const setup = { copy: [], link: [], setup: ['git init -q vendored'] };
+    const { id } = await startFixture(root, {}, { ...probeAgent([['write', 'echo x > written.txt']]), sandbox: { mode: 'required' }, worktree_setup: setup });
+    const done = await waitForFinished(root, id);
+    assert.equal(existsSync(path.join(done.state.worktree!, 'vendored', '.git')), true, 'the setup\'s repository is still there');
+    assert.equal(done.result.report.findings.some((f) => f.title === 'Nested repository moved aside'), false, JSON.stringify(done.result.report.findings));
   });
 });

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, promises as fs, readSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
-import { taskPaths } from '../../protocol';
+import { CAESAR_DIR, taskPaths } from '../../protocol';
 import { isPidAlive } from '../../base/process';
 import { readVerifiedJsonFile } from '../store/sealed-read';
 import { createExclusive } from '../../base/atomic';
@@ -18,6 +18,7 @@ import { jobOutputTail } from '../store/job-output';
 import { readRepositorySnapshot, repositoryChangeFindings } from '../git/repository-watch';
 import { StateWriter } from './state-writer';
 import { recoverSandboxReport } from '../sandbox/sandbox';
+import { moveAsidePlantedGit } from '../git/nested-git';
 import { TaskStore, type TaskSummary } from '../store/store';
 
 export interface ConcludedTask {
@@ -69,6 +70,8 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
     // A sandboxed agent's report is still in its view of the task folder when its supervisor died during the run.
     // Once the conclusion had begun it had been taken back, and the view holds a check's writes: those are not the agent's.
     const recovered = state.concluding_since ? [] : await recoverSandboxReport(paths.dir).catch(() => []);
+    // What the supervisor would have done before its diff: a repository the agent left in a subfolder, moved aside.
+    const planted = state.worktree && isOwnWorktree(state.worktree, task.id) ? await moveAsidePlantedGit(state.worktree, paths).catch(() => []) : [];
     const diff = await diffOf(state);
     const cancelled = task.observed === 'cancelled';
     const why = await whyConcluded(paths, task, state);
@@ -89,6 +92,7 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
         ...reconciled.report.findings,
         ...resolved.findings,
         ...recovered,
+        ...planted,
         ...(watched?.findings ?? []),
         { severity: 'high' as const, title: cancelled ? 'Task cancelled' : 'Task interrupted', detail: why },
       ],
@@ -164,6 +168,12 @@ async function reconcileScopeOf(state: TaskState): Promise<ReconcileOptions> {
   const gitRoot = await gitToplevel(state.workspace);
   const prefix = gitRoot ? await workspacePrefix(gitRoot, state.workspace).catch(() => '') : '';
   return reconcileScope({ worktreePath: state.worktree, gitRoot, prefix });
+}
+
+/** Caesar's own place for this task's worktree (`<repo>/.caesar/wt/<id>`): the only folder gc moves anything out of. */
+function isOwnWorktree(worktree: string, id: string): boolean {
+  const parent = path.dirname(worktree);
+  return path.isAbsolute(worktree) && path.basename(worktree) === id && path.basename(parent) === 'wt' && path.basename(path.dirname(parent)) === CAESAR_DIR;
 }
 
 async function diffOf(state: TaskState): Promise<DiffResult | undefined> {

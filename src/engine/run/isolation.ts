@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { Finding } from '../../protocol';
 import type { AgentAdapter, SpawnPlan } from '../../agents/types';
 import { guardCheckout } from '../git/checkout-guard';
+import { recordNestedGitAtStart } from '../git/nested-git';
 import { repoState, type RepoState, type WorktreeRepo } from '../git/git';
 import type { LaunchSpec } from '../../protocol';
 import { inplaceDiff, takeSnapshot, worktreeDiff, type DiffOptions, type DiffResult, type ReconcileOptions, type Snapshot } from '../git/reconcile';
@@ -186,6 +187,8 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
     excluded = placed.excluded_paths;
     findings.push(...placed.findings);
     await ctx.state.update({ excluded_paths: excluded });
+    // What the setup made (a submodule's .git) is the task's own: only a .git the agent adds is moved aside after it.
+    await recordNestedGitAtStart(worktree.path, taskPaths(ctx.root, ctx.id).nestedGitAtStart);
   }
   return {
     isolation: 'worktree',

@@ -33,6 +33,7 @@ import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from '../p
 import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
 import { sandboxWillConfine, type PreparedSandbox } from '../sandbox/sandbox';
+import { moveAsidePlantedGit } from '../git/nested-git';
 import { StateWriter } from './state-writer';
 import { agentCannotBeSandboxed, decideTaskNetwork } from './task-network';
 import type { NetworkDecision } from '../sandbox/sandbox';
@@ -132,8 +133,7 @@ class TaskRun {
       const launch = this.launch;
       const adapter = resolveAdapter(launch.agent, launch.generic_agent ? [launch.generic_agent] : []);
       // Decided before the worktree is made (the preflight is one bwrap start, cached per process), beside the slot.
-      const confining = sandboxWillConfine(launch.sandbox, agentCannotBeSandboxed(launch, adapter));
-      confining.catch(() => undefined); // awaited below; a failure there is the task's
+      const confining = sandboxWillConfine(launch.sandbox, agentCannotBeSandboxed(launch, adapter)).catch(() => false); // unsure: guarded
       this.slot = await acquireSlot({
         root: this.paths.root,
         limit: launch.max_parallel ?? DEFAULT_MAX_PARALLEL,
@@ -323,6 +323,8 @@ class TaskRun {
       this.log(`translator end() threw: ${describeError(err)}`);
     }
     const checks = await phase('checks', () => this.runTaskChecks(launch, placement, env, adapter));
+    // After the checks too (they run the agent's code), before the diff: a repository the agent left in a subfolder.
+    if (placement.worktree) placement.findings.push(...(await phase('diff', () => moveAsidePlantedGit(placement.worktree!.path, this.paths))));
     await this.state.update({ phase: 'reading the report' });
     return concludeRun({
       checks,
