@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, readdirSync, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import type { Finding, TaskPaths } from '../../protocol';
 import { writeJsonAtomic } from '../../base/atomic';
@@ -26,14 +26,16 @@ export interface NestedGitWalk {
  * Every entry named `.git` below `worktree`, its own top-level `.git` excepted. Links are not followed (a link named
  * `.git` is listed: git's discovery follows it), and a `.git` is not walked into.
  */
-export async function nestedGitEntries(worktree: string): Promise<NestedGitWalk> {
+export function nestedGitEntries(worktree: string): NestedGitWalk {
   const entries: string[] = [];
   const pending: string[] = [''];
   let walked = 0;
   while (pending.length) {
     if (++walked > WALK_LIMIT) return { entries, truncated: true };
     const relative = pending.pop()!;
-    const listing = await fs.readdir(path.join(worktree, relative), { withFileTypes: true }).catch(() => []);
+    // Synchronous: one folder after another through the thread pool took 3-4 times as long (20,000 folders: 1.2-1.6 s
+    // against 0.36 s), and nothing else waits on this process while it concludes.
+    const listing = listFolder(path.join(worktree, relative));
     for (const entry of listing) {
       const child = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.name === '.git') {
@@ -46,12 +48,20 @@ export async function nestedGitEntries(worktree: string): Promise<NestedGitWalk>
   return { entries: entries.sort(), truncated: false };
 }
 
+function listFolder(folder: string): Dirent[] {
+  try {
+    return readdirSync(folder, { withFileTypes: true });
+  } catch {
+    return []; // gone, or unreadable to this user: to the user's git too
+  }
+}
+
 /**
  * Moves aside, into `quarantine`, every nested `.git` of `worktree` that is not in `present` (those the task started
  * with: a worktree setup's submodules). The findings say what was moved and where it is kept.
  */
 export async function moveAsideNestedGit(worktree: string, quarantine: string, present: ReadonlySet<string> = new Set()): Promise<Finding[]> {
-  const walk = await nestedGitEntries(worktree);
+  const walk = nestedGitEntries(worktree);
   const planted = walk.entries.filter((entry) => !present.has(entry));
   const findings: Finding[] = [];
   if (walk.truncated) {
@@ -88,7 +98,7 @@ export async function moveAsideNestedGit(worktree: string, quarantine: string, p
 
 /** Records the `.git` entries a worktree starts with, when a setup, copy or link may have made some (submodules). */
 export async function recordNestedGitAtStart(worktree: string, file: string): Promise<void> {
-  const { entries } = await nestedGitEntries(worktree);
+  const { entries } = nestedGitEntries(worktree);
   if (entries.length) await writeJsonAtomic(file, { entries });
 }
 
