@@ -72,6 +72,9 @@ export function sandboxMounts(input: SandboxInput, taskDirEntries: string[]): Mo
   ];
   // The private /tmp and /dev/shm hide what lives there on the host: what the agent needs is shown again, read-only.
   for (const p of neededUnderTmp(input)) mounts.push({ kind: 'ro', path: p, optional: true });
+  // The user's read_write folders come before what Caesar hides and guards, so those win below them: a read_write of
+  // `~` must not show `~/.ssh` nor make a repository's `.git` writable. Naming that very path (or one in it) still does.
+  for (const p of input.readWrite) mounts.push({ kind: 'rw', path: p, optional: true });
   mounts.push(...hiddenMounts(input));
   if (input.mode === 'write') mounts.push({ kind: 'rw', path: input.workspace });
   mounts.push(...repositoryGuards(input));
@@ -82,7 +85,6 @@ export function sandboxMounts(input: SandboxInput, taskDirEntries: string[]): Mo
   }
   mounts.push(...taskDirMounts(input, taskDirEntries));
   for (const state of agentStatePaths(input.agentId, input.env)) mounts.push({ kind: 'rw', path: state.path, optional: true });
-  for (const p of input.readWrite) mounts.push({ kind: 'rw', path: p, optional: true });
   const tmpdir = input.env.TMPDIR;
   if (tmpdir && path.isAbsolute(tmpdir) && path.resolve(tmpdir) !== '/tmp' && isDirectory(tmpdir)) mounts.push({ kind: 'tmpfs', path: tmpdir });
   return mounts;
@@ -98,7 +100,7 @@ function repositoryGuards(input: SandboxInput): Mount[] {
   }
   const common = input.gitRoot ? gitCommonDir(input.gitRoot) : undefined;
   if (common) guards.add(common);
-  return [...guards].map((p) => ({ kind: 'ro' as const, path: p, optional: true }));
+  return [...guards].filter((p) => !namedWritable(p, input.readWrite)).map((p) => ({ kind: 'ro' as const, path: p, optional: true }));
 }
 
 /**
@@ -127,6 +129,7 @@ function hiddenMounts(input: SandboxInput): Mount[] {
   ];
   const mounts: Mount[] = [];
   for (const candidate of new Set(candidates.map(resolvedLink))) {
+    if (namedWritable(candidate, input.readWrite)) continue;
     const kind = existingKind(candidate);
     if (kind === 'dir') mounts.push({ kind: 'tmpfs', path: candidate });
     else if (kind === 'file' || isSocket(candidate)) mounts.push({ kind: 'empty', path: candidate, source: input.emptyFile });
@@ -259,6 +262,11 @@ function existingKind(p: string): 'dir' | 'file' | undefined {
 
 function isDirectory(p: string): boolean {
   return existingKind(p) === 'dir';
+}
+
+/** The user named `p`, or a path inside it, in `[sandbox] read_write`: they want it writable (a parent of it is not enough). */
+function namedWritable(p: string, readWrite: readonly string[]): boolean {
+  return readWrite.some((named) => isUnder(path.resolve(named), path.resolve(p)));
 }
 
 function isUnder(child: string, parent: string): boolean {

@@ -59,6 +59,23 @@ describe('sandbox: mounts', () => {
   /** Where the last such mount is (the one that wins): -1 when there is none. */
   const index = (mounts: Mount[], kind: Mount['kind'], p: string) => mounts.findLastIndex((m) => m.kind === kind && m.path === p);
 
+  it('a read_write folder above a secret or a repository leaves them hidden and read-only; naming one itself opens it', () => {
+    const input = base();
+    const home = input.env.HOME!;
+    mkdirSync(path.join(home, '.ssh'), { recursive: true });
+    const wide = sandboxMounts({ ...input, readWrite: [path.dirname(input.root!), home] }, []);
+    const last = (p: string) => Math.max(index(wide, 'tmpfs', p), index(wide, 'ro', p), index(wide, 'rw', p));
+    assert.equal(last(path.join(home, '.ssh')), index(wide, 'tmpfs', path.join(home, '.ssh')), '~/.ssh hidden over the read_write home');
+    assert.ok(index(wide, 'tmpfs', path.join(home, '.ssh')) > index(wide, 'rw', home));
+    for (const guarded of [path.join(input.root!, '.git'), path.join(input.root!, '.caesar')]) {
+      assert.ok(index(wide, 'ro', guarded) > index(wide, 'rw', path.dirname(input.root!)), `${guarded} read-only over the read_write parent`);
+    }
+    assert.ok(index(wide, 'rw', input.worktree!) > index(wide, 'ro', path.join(input.root!, '.caesar')), 'the worktree stays writable');
+    const named = sandboxMounts({ ...input, readWrite: [path.join(home, '.ssh'), path.join(input.root!, '.git', 'hooks')] }, []);
+    assert.equal(index(named, 'tmpfs', path.join(home, '.ssh')), -1, 'named itself: not hidden');
+    assert.equal(index(named, 'ro', path.join(input.root!, '.git')), -1, 'a path inside it named: the user wants it');
+  });
+
   it('shows, read-only, the install under /tmp that a PATH folder there links its tools into (a cache made with mktemp -d)', () => {
     const cache = realpathSync(mkdtempSync(path.join('/tmp', 'caesar-policy-cache-')));
     mkdirSync(path.join(cache, 'agents', 'tool@1', 'bin'), { recursive: true });
