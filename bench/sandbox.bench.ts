@@ -37,9 +37,9 @@ export async function benchSandbox(): Promise<Record<string, number | string>> {
   // The agent in the user's own layer (a HOME of the bench's own): a repository's file naming programs needs trust.
   // allow_hosts: a task whose network is cut (--network off) gets the model-endpoint bridge (socat inside, issue 21).
   const home = (allow: string) => benchHome(`[sandbox]\nallow_hosts = ["${allow}"]\n[[agent]]\nid = "quick"\nbin = "/bin/sh"\nargs = ["-c", ${JSON.stringify(script)}, "{{prompt}}"]\n`);
-  env.HOME = home('127.0.0.1:9');
+  env.HOME = home('127.0.0.1:9999'); // nothing listens there: the bridge only binds it inside (below 1024 it cannot)
   // The endpoint as a host name: the cut network gets the filtering proxy (host-proxy.ts) on top of the bridge.
-  const namedHome = home('localhost:9');
+  const namedHome = home('localhost:9999');
   let lastTask = '';
   const task = (mode: string, network = 'on', taskHome = env.HOME) => ({
     prepare: async () => void (await waitForIdle(cli, env)),

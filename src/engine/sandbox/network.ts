@@ -61,6 +61,13 @@ export async function decideNetwork(input: NetworkDecisionInput): Promise<Networ
   const endpoints = all.filter((e) => isLoopback(e.host));
   const named = all.filter((e) => !isLoopback(e.host));
   if (!all.length) return { cut: true, endpoints, proxied: [], findings: [] };
+  // Inside its own network namespace the agent runs without privileges, so a bridge cannot listen below port 1024
+  // there (measured: socat's bind is refused even with CAP_NET_BIND_SERVICE added): said now, not after a 17 s wait.
+  const privileged = endpoints.filter((e) => e.port < 1024);
+  if (privileged.length) {
+    const why = `its model endpoint ${privileged.map(hostPort).join(', ')} is on a port below 1024, which the bridge cannot listen on inside the sandbox's own network. Fix: serve the endpoint on a port of 1024 or above, or name it \`localhost\`, which the filtering proxy reaches`;
+    return { cut: false, findings: [{ ...leftOpen(why), severity: 'medium' }] };
+  }
   const socat = locateSocat(input.env);
   if (!socat) {
     return { cut: false, findings: [{ ...leftOpen('socat, which bridges the model endpoint into the sandbox, is not installed. Fix: `sudo apt install socat`'), severity: 'medium' }] };
@@ -88,9 +95,12 @@ export function parseEndpoint(entry: string): { host: string; port: number } | u
   const text = entry.trim();
   if (!text) return undefined;
   try {
-    const url = new URL(text.includes('://') ? text : `http://${text}`);
-    if (!['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) return undefined;
-    const port = url.port ? Number(url.port) : url.protocol === 'https:' || url.protocol === 'wss:' || !text.includes('://') ? 443 : 80;
+    // A bare host:port is read with a scheme that has no default port: `127.0.0.1:80` keeps its 80 (as `http://…`,
+    // the URL parser drops a port that is its scheme's default, and the bare form's default is 443).
+    const bare = !text.includes('://');
+    const url = new URL(bare ? `caesar-endpoint://${text}` : text);
+    if (!bare && !['http:', 'https:', 'ws:', 'wss:'].includes(url.protocol)) return undefined;
+    const port = url.port ? Number(url.port) : bare || url.protocol === 'https:' || url.protocol === 'wss:' ? 443 : 80;
     const host = url.hostname.replace(/^\[|\]$/g, '');
     return host && port > 0 && port < 65536 ? { host, port } : undefined;
   } catch {

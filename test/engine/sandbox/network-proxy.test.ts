@@ -88,10 +88,10 @@ describe('host-name proxy: the filter', function () {
     if (!(await sandboxPreflight()).available || !findExecutable('socat', process.env, 'CAESAR_SOCAT')) this.skip();
     // Only what the decision needs (PATH for bwrap and socat): a developer's own ANTHROPIC_BASE_URL stays out.
     const env = { PATH: process.env.PATH, HOME: dir };
-    const decision = await decideNetwork({ wanted: true, requested: true, agentId: 'probe', env, allowHosts: ['localhost:9', 'http://127.0.0.1:8'], mode: 'required' });
+    const decision = await decideNetwork({ wanted: true, requested: true, agentId: 'probe', env, allowHosts: ['localhost:18009', 'http://127.0.0.1:18008'], mode: 'required' });
     assert.ok(decision.cut, JSON.stringify(decision));
-    assert.deepEqual(decision.endpoints, [{ host: '127.0.0.1', port: 8 }]);
-    assert.deepEqual(decision.proxied, [{ host: 'localhost', port: 9 }, { host: '127.0.0.1', port: 8 }]);
+    assert.deepEqual(decision.endpoints, [{ host: '127.0.0.1', port: 18008 }]);
+    assert.deepEqual(decision.proxied, [{ host: 'localhost', port: 18009 }, { host: '127.0.0.1', port: 18008 }]);
     const missing = await decideNetwork({ wanted: true, requested: true, agentId: 'claude', env: { ...env, CAESAR_HOST_PROXY_JS: path.join(dir, 'nope.js') }, allowHosts: [], mode: 'required' });
     assert.equal(missing.cut, false);
     assert.match(missing.findings[0]?.detail ?? '', /api\.anthropic\.com:443 is a host name, and the proxy that filters by name is missing/);

@@ -27,6 +27,10 @@ describe('sandbox network: endpoints', () => {
   it('parses URLs and host:port, with the scheme default port', () => {
     assert.deepEqual(parseEndpoint('http://127.0.0.1:18080/v1'), { host: '127.0.0.1', port: 18080 });
     assert.deepEqual(parseEndpoint('127.0.0.1:9'), { host: '127.0.0.1', port: 9 });
+    assert.deepEqual(parseEndpoint('127.0.0.1:80'), { host: '127.0.0.1', port: 80 }, 'the http default port, written bare, kept');
+    assert.deepEqual(parseEndpoint('api.example.com'), { host: 'api.example.com', port: 443 });
+    assert.deepEqual(parseEndpoint('[::1]:8080'), { host: '::1', port: 8080 });
+    assert.equal(parseEndpoint('127.0.0.1:99999'), undefined);
     assert.deepEqual(parseEndpoint('https://api.anthropic.com'), { host: 'api.anthropic.com', port: 443 });
     assert.deepEqual(parseEndpoint('http://localhost'), { host: 'localhost', port: 80 });
     assert.equal(parseEndpoint('file:///etc/passwd'), undefined);
@@ -123,6 +127,16 @@ describe('sandbox network: endpoints', () => {
     assert.equal(JSON.parse(readFileSync(taskPaths(root, id).task, 'utf8')).network, true);
     const finding = done.result.report.findings.find((f) => f.title === 'Network not cut by the sandbox');
     assert.ok(finding && /socat.*apt install socat/.test(finding.detail), JSON.stringify(done.result.report.findings));
+  });
+
+  it('a loopback endpoint below port 1024 cannot be bridged: the network stays open at once, and the finding says how to fix it', async () => {
+    const root = makeRepo();
+    const { id } = await startFixture(root, {}, { ...probeAgent(probes()), network_cut: true, sandbox: { mode: 'required', allow_hosts: ['127.0.0.1:80'] } });
+    const done = await waitForFinished(root, id);
+    assert.equal(done.state.status, 'succeeded', JSON.stringify(done.result.report));
+    assert.equal(probeResults(done.state.worktree!).get('other loopback port'), 'ok');
+    const finding = done.result.report.findings.find((f) => f.title === 'Network not cut by the sandbox');
+    assert.ok(finding && /127\.0\.0\.1:80 is on a port below 1024.*1024 or above/.test(finding.detail), JSON.stringify(done.result.report.findings));
   });
 
   it('a host-name endpoint whose proxy bundle is missing: the network stays open, and the finding says why', async () => {
