@@ -119,6 +119,24 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     });
   }
 
+  it('writing in place, a repository the agent plants in the checkout is moved aside; the checkout\'s own stay', async () => {
+    const root = makeRepo({ 'README.md': '# test repo\n', 'src/app.js': 'app\n' });
+    // The user's own nested repository (with a commit: the in-place snapshot's `git add -A` refuses one without).
+    const lib = path.join(root, 'vendor', 'lib');
+    execFileSync('git', ['init', '-q', lib]);
+    execFileSync('git', ['-C', lib, '-c', 'user.name=u', '-c', 'user.email=u@example.invalid', 'commit', '-q', '--allow-empty', '-m', 'init']);
+    const plant = `(cd src && ${UNSET} git init -q . && git config core.fsmonitor "touch ${marker}")`;
+    const { id } = await startFixture(root, {}, { ...probeAgent([['plant src/.git', plant]]), isolation: 'inplace', allow_inplace_write: true, sandbox: { mode: 'required' } });
+    const done = await waitForFinished(root, id);
+    assert.equal(done.state.isolation, 'inplace', JSON.stringify(done.state));
+    assert.equal(probeResults(root).get('plant src/.git'), 'ok', JSON.stringify(done.result.report));
+    userGitStatus(path.join(root, 'src'));
+    assert.equal(existsSync(marker), false, 'the planted fsmonitor ran as the user');
+    assert.equal(existsSync(path.join(root, 'vendor', 'lib', '.git')), true, 'the checkout\'s own repository is kept');
+    const finding = done.result.report.findings.find((f) => f.title === 'Nested repository moved aside');
+    assert.ok(finding && /src\/\.git/.test(finding.detail) && !/vendor/.test(finding.detail), JSON.stringify(done.result.report.findings));
+  });
+
   it('a repository the worktree setup made (a submodule\'s .git) is kept: only what the agent adds is moved aside', async () => {
     const root = makeRepo({ 'README.md': '# test repo\n' });
     const setup = { copy: [], link: [], setup: ['git init -q vendored'] };

@@ -4,7 +4,7 @@ import type { Finding, TaskPaths } from '../../protocol';
 import { writeJsonAtomic } from '../../base/atomic';
 
 /*
- * A repository an agent plants inside its worktree: `src/.git` (a folder, a `gitdir:` file or a link) whose config
+ * A repository an agent plants inside its worktree (or, writing in place, inside the user's checkout): `src/.git` (a folder, a `gitdir:` file or a link) whose config
  * names a program (`core.fsmonitor`, a hook, a filter). Git never tracks a `.git`, so it is in no diff and never
  * applied; but whoever runs git in that folder later runs its program: the editor's own Git extension does as soon as
  * the task's diff opens a file there (it looks for the repository of every open editor's file, and `src/.git` is the
@@ -14,6 +14,14 @@ import { writeJsonAtomic } from '../../base/atomic';
 
 /** More directories than this and the walk stops: the finding says the worktree was not fully checked. */
 const WALK_LIMIT = 200_000;
+
+const NO_SKIP: ReadonlySet<string> = new Set();
+
+/**
+ * Not walked in a checkout an in-place task writes: Caesar's own folders, whose worktrees (each with its `.git`)
+ * other tasks create and remove while this one runs.
+ */
+export const CAESAR_FOLDERS: ReadonlySet<string> = new Set(['.caesar']);
 
 export interface NestedGitWalk {
   /** '/'-separated paths of the `.git` entries below the top level (not the worktree's own `.git`). */
@@ -26,7 +34,7 @@ export interface NestedGitWalk {
  * Every entry named `.git` below `worktree`, its own top-level `.git` excepted. Links are not followed (a link named
  * `.git` is listed: git's discovery follows it), and a `.git` is not walked into.
  */
-export function nestedGitEntries(worktree: string): NestedGitWalk {
+export function nestedGitEntries(worktree: string, skip: ReadonlySet<string> = NO_SKIP): NestedGitWalk {
   const entries: string[] = [];
   const pending: string[] = [''];
   let walked = 0;
@@ -40,7 +48,7 @@ export function nestedGitEntries(worktree: string): NestedGitWalk {
       const child = relative ? `${relative}/${entry.name}` : entry.name;
       if (entry.name === '.git') {
         if (relative) entries.push(child);
-      } else if (entry.isDirectory()) {
+      } else if (entry.isDirectory() && !skip.has(entry.name)) {
         pending.push(child);
       }
     }
@@ -60,8 +68,8 @@ function listFolder(folder: string): Dirent[] {
  * Moves aside, into `quarantine`, every nested `.git` of `worktree` that is not in `present` (those the task started
  * with: a worktree setup's submodules). The findings say what was moved and where it is kept.
  */
-export async function moveAsideNestedGit(worktree: string, quarantine: string, present: ReadonlySet<string> = new Set()): Promise<Finding[]> {
-  const walk = nestedGitEntries(worktree);
+export async function moveAsideNestedGit(worktree: string, quarantine: string, present: ReadonlySet<string> = new Set(), skip: ReadonlySet<string> = NO_SKIP): Promise<Finding[]> {
+  const walk = nestedGitEntries(worktree, skip);
   const planted = walk.entries.filter((entry) => !present.has(entry));
   const findings: Finding[] = [];
   if (walk.truncated) {
@@ -97,14 +105,23 @@ export async function moveAsideNestedGit(worktree: string, quarantine: string, p
 }
 
 /** Records the `.git` entries a worktree starts with, when a setup, copy or link may have made some (submodules). */
-export async function recordNestedGitAtStart(worktree: string, file: string): Promise<void> {
-  const { entries } = nestedGitEntries(worktree);
+export async function recordNestedGitAtStart(worktree: string, file: string, skip: ReadonlySet<string> = NO_SKIP): Promise<void> {
+  const { entries } = nestedGitEntries(worktree, skip);
   if (entries.length) await writeJsonAtomic(file, { entries });
 }
 
 /** After the agent (and the checks, which run its code): what it planted, moved aside; what the task began with, kept. */
-export async function moveAsidePlantedGit(worktree: string, paths: Pick<TaskPaths, 'nestedGitAtStart' | 'nestedGitMovedAside'>): Promise<Finding[]> {
-  return moveAsideNestedGit(worktree, paths.nestedGitMovedAside, await presentAtStart(paths.nestedGitAtStart));
+export async function moveAsidePlantedGit(
+  worktree: string,
+  paths: Pick<TaskPaths, 'nestedGitAtStart' | 'nestedGitMovedAside'>,
+  skip: ReadonlySet<string> = NO_SKIP,
+): Promise<Finding[]> {
+  try {
+    return await moveAsideNestedGit(worktree, paths.nestedGitMovedAside, await presentAtStart(paths.nestedGitAtStart), skip);
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    return [{ severity: 'high', title: 'Nested repositories not checked', detail: `The .git entries the agent may have left below ${worktree} could not be moved aside (${why}): do not run git in its subfolders before you have looked.` }];
+  }
 }
 
 /** The record of the start; none (or one that is not ours to trust) keeps nothing, which is the safe side. */

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Finding } from '../../protocol';
 import type { AgentAdapter, SpawnPlan } from '../../agents/types';
 import { guardCheckout } from '../git/checkout-guard';
-import { recordNestedGitAtStart } from '../git/nested-git';
+import { CAESAR_FOLDERS, recordNestedGitAtStart } from '../git/nested-git';
 import { repoState, type RepoState, type WorktreeRepo } from '../git/git';
 import type { LaunchSpec } from '../../protocol';
 import { inplaceDiff, takeSnapshot, worktreeDiff, type DiffOptions, type DiffResult, type ReconcileOptions, type Snapshot } from '../git/reconcile';
@@ -129,6 +129,8 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
     ctx.holdLease(await acquireWorkspaceWriter(ctx.root, launch.workspace, ctx.id));
   }
   if (decision.isolation === 'inplace') {
+    // The checkout's own repositories (submodules) stay; a .git the agent adds in it is moved aside after the run.
+    if (launch.mode === 'write') await recordNestedGitAtStart(launch.workspace, taskPaths(ctx.root, ctx.id).nestedGitAtStart, CAESAR_FOLDERS);
     const snapshot = usable ? await takeSnapshot(launch.workspace, usable) : undefined;
     return { isolation: 'inplace', workspace: launch.workspace, gitRoot, excluded: [], prefix, snapshot, findings };
   }

@@ -33,7 +33,7 @@ import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from '../p
 import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
 import { sandboxWillConfine, type PreparedSandbox } from '../sandbox/sandbox';
-import { moveAsidePlantedGit } from '../git/nested-git';
+import { CAESAR_FOLDERS, moveAsidePlantedGit } from '../git/nested-git';
 import { StateWriter } from './state-writer';
 import { agentCannotBeSandboxed, decideTaskNetwork } from './task-network';
 import type { NetworkDecision } from '../sandbox/sandbox';
@@ -133,7 +133,7 @@ class TaskRun {
       const launch = this.launch;
       const adapter = resolveAdapter(launch.agent, launch.generic_agent ? [launch.generic_agent] : []);
       // Decided before the worktree is made (the preflight is one bwrap start, cached per process), beside the slot.
-      const confining = sandboxWillConfine(launch.sandbox, agentCannotBeSandboxed(launch, adapter)).catch(() => false); // unsure: guarded
+      const confining = sandboxWillConfine(launch.sandbox, agentCannotBeSandboxed(launch, adapter)).catch(() => false); // false: guarded
       this.slot = await acquireSlot({
         root: this.paths.root,
         limit: launch.max_parallel ?? DEFAULT_MAX_PARALLEL,
@@ -324,7 +324,8 @@ class TaskRun {
     }
     const checks = await phase('checks', () => this.runTaskChecks(launch, placement, env, adapter));
     // After the checks too (they run the agent's code), before the diff: a repository the agent left in a subfolder.
-    if (placement.worktree) placement.findings.push(...(await phase('diff', () => moveAsidePlantedGit(placement.worktree!.path, this.paths))));
+    const written = placement.worktree ? { dir: placement.worktree.path } : launch.mode === 'write' ? { dir: placement.workspace, skip: CAESAR_FOLDERS } : undefined;
+    if (written) placement.findings.push(...(await phase('diff', () => moveAsidePlantedGit(written.dir, this.paths, written.skip))));
     await this.state.update({ phase: 'reading the report' });
     return concludeRun({
       checks,

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { moveAsideNestedGit, nestedGitEntries } from '../../../src/engine/git/nested-git';
+import { CAESAR_FOLDERS, moveAsideNestedGit, nestedGitEntries } from '../../../src/engine/git/nested-git';
 
 /** The walk that finds repositories an agent planted below its worktree's top level (engine/git/nested-git.ts). */
 describe('engine/git: nested repositories in a worktree', () => {
@@ -27,6 +27,15 @@ describe('engine/git: nested repositories in a worktree', () => {
 
   it('lists every .git below the top level (folder, file, link), not the worktree\'s own, not through links', () => {
     assert.deepEqual(nestedGitEntries(worktree()), { entries: ['docs/.git', 'lib/.git', 'src/deep/.git'], truncated: false });
+  });
+
+  it('in a checkout, Caesar\'s own folders are not walked (other tasks\' worktrees come and go there)', () => {
+    const checkout = path.join(base, 'checkout');
+    mkdirSync(path.join(checkout, '.caesar', 'wt', 't1'), { recursive: true });
+    writeFileSync(path.join(checkout, '.caesar', 'wt', 't1', '.git'), 'gitdir: x\n');
+    mkdirSync(path.join(checkout, 'src', '.git'), { recursive: true });
+    assert.deepEqual(nestedGitEntries(checkout).entries, ['.caesar/wt/t1/.git', 'src/.git']);
+    assert.deepEqual(nestedGitEntries(checkout, CAESAR_FOLDERS).entries, ['src/.git']);
   });
 
   it('moves aside what the task did not start with, keeps the rest, and says so', async () => {
