@@ -4,8 +4,8 @@ import type { Finding, TaskPaths } from '../../protocol';
 import { writeJsonAtomic } from '../../base/atomic';
 
 /*
- * A repository an agent plants inside its worktree (or, writing in place, inside the user's checkout): `src/.git` (a folder, a `gitdir:` file or a link) whose config
- * names a program (`core.fsmonitor`, a hook, a filter). Git never tracks a `.git`, so it is in no diff and never
+ * A repository an agent plants inside its worktree (or, writing in place, inside the user's checkout): `src/.git` (a
+ * folder, a `gitdir:` file or a link) whose config names a program (`core.fsmonitor`, a hook, a filter). Git never tracks a `.git`, so it is in no diff and never
  * applied; but whoever runs git in that folder later runs its program: the editor's own Git extension does as soon as
  * the task's diff opens a file there (it looks for the repository of every open editor's file, and `src/.git` is the
  * nearest). After the agent has run, every `.git` below the worktree's top level that was not there when the agent
@@ -73,7 +73,7 @@ export async function moveAsideNestedGit(worktree: string, quarantine: string, p
   const planted = walk.entries.filter((entry) => !present.has(entry));
   const findings: Finding[] = [];
   if (walk.truncated) {
-    findings.push({ severity: 'medium', title: 'Nested repositories not checked', detail: `The worktree has more than ${WALK_LIMIT} folders: it was not searched to the end for .git entries the agent may have planted. Do not run git in its subfolders.` });
+    findings.push({ severity: 'medium', title: 'Nested repositories not checked', detail: `${worktree} has more than ${WALK_LIMIT} folders: it was not searched to the end for .git entries the agent may have planted. Do not run git in its subfolders.` });
   }
   if (!planted.length) return findings;
   await fs.mkdir(quarantine, { recursive: true, mode: 0o700 });
@@ -96,7 +96,7 @@ export async function moveAsideNestedGit(worktree: string, quarantine: string, p
     severity: 'high',
     title: 'Nested repository moved aside',
     detail:
-      `The agent left ${planted.length === 1 ? 'a git repository' : 'git repositories'} inside its worktree (${listed(planted)}): git run in ${planted.length === 1 ? 'that folder' : 'those folders'} ` +
+      `The agent left ${planted.length === 1 ? 'a git repository' : 'git repositories'} in ${worktree} (${listed(planted)}): git run in ${planted.length === 1 ? 'that folder' : 'those folders'} ` +
       "(your editor's Git extension, when the diff opens a file there) would have used its configuration, which can name programs. " +
       `${moved.length ? `Moved to ${quarantine}` : ''}${moved.length && removed.length ? '; ' : ''}${removed.length ? `removed: ${listed(removed)}` : ''}. ` +
       'A .git is never part of the diff: nothing of the task changes.',

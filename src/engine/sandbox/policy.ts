@@ -73,11 +73,14 @@ export function sandboxMounts(input: SandboxInput, taskDirEntries: string[]): Mo
   // The private /tmp and /dev/shm hide what lives there on the host: what the agent needs is shown again, read-only.
   for (const p of neededUnderTmp(input)) mounts.push({ kind: 'ro', path: p, optional: true });
   // The user's read_write folders come before what Caesar hides and guards, so those win below them: a read_write of
-  // `~` must not show `~/.ssh` nor make a repository's `.git` writable. Naming that very path (or one in it) still does.
+  // `~` must not show `~/.ssh` nor make a repository's `.git` writable. Naming that very path opens it; naming a path
+  // inside one opens that path alone (mounted again below, after them).
   for (const p of input.readWrite) mounts.push({ kind: 'rw', path: p, optional: true });
-  mounts.push(...hiddenMounts(input));
+  const hidden = hiddenMounts(input);
+  const guards = repositoryGuards(input);
+  mounts.push(...hidden);
   if (input.mode === 'write') mounts.push({ kind: 'rw', path: input.workspace });
-  mounts.push(...repositoryGuards(input));
+  mounts.push(...guards);
   if (input.mode === 'write' && input.worktree) {
     mounts.push({ kind: 'rw', path: input.worktree });
     const entry = worktreeGitEntry(input.worktree, input.gitRoot);
@@ -85,6 +88,10 @@ export function sandboxMounts(input: SandboxInput, taskDirEntries: string[]): Mo
   }
   mounts.push(...taskDirMounts(input, taskDirEntries));
   for (const state of agentStatePaths(input.agentId, input.env)) mounts.push({ kind: 'rw', path: state.path, optional: true });
+  const shut = [...hidden, ...guards].map((m) => m.path);
+  for (const p of input.readWrite) {
+    if (shut.some((closed) => isUnder(path.resolve(p), closed) && path.resolve(p) !== closed)) mounts.push({ kind: 'rw', path: p, optional: true });
+  }
   const tmpdir = input.env.TMPDIR;
   if (tmpdir && path.isAbsolute(tmpdir) && path.resolve(tmpdir) !== '/tmp' && isDirectory(tmpdir)) mounts.push({ kind: 'tmpfs', path: tmpdir });
   return mounts;
@@ -264,9 +271,9 @@ function isDirectory(p: string): boolean {
   return existingKind(p) === 'dir';
 }
 
-/** The user named `p`, or a path inside it, in `[sandbox] read_write`: they want it writable (a parent of it is not enough). */
+/** The user named `p` itself in `[sandbox] read_write`: they want it writable (a parent of it is not enough). */
 function namedWritable(p: string, readWrite: readonly string[]): boolean {
-  return readWrite.some((named) => isUnder(path.resolve(named), path.resolve(p)));
+  return readWrite.some((named) => path.resolve(named) === path.resolve(p));
 }
 
 function isUnder(child: string, parent: string): boolean {

@@ -59,7 +59,7 @@ describe('sandbox: mounts', () => {
   /** Where the last such mount is (the one that wins): -1 when there is none. */
   const index = (mounts: Mount[], kind: Mount['kind'], p: string) => mounts.findLastIndex((m) => m.kind === kind && m.path === p);
 
-  it('a read_write folder above a secret or a repository leaves them hidden and read-only; naming one itself opens it', () => {
+  it('a read_write folder above a secret or a repository leaves them hidden and read-only; naming one, or a path in one, opens just that', () => {
     const input = base();
     const home = input.env.HOME!;
     mkdirSync(path.join(home, '.ssh'), { recursive: true });
@@ -71,9 +71,11 @@ describe('sandbox: mounts', () => {
       assert.ok(index(wide, 'ro', guarded) > index(wide, 'rw', path.dirname(input.root!)), `${guarded} read-only over the read_write parent`);
     }
     assert.ok(index(wide, 'rw', input.worktree!) > index(wide, 'ro', path.join(input.root!, '.caesar')), 'the worktree stays writable');
-    const named = sandboxMounts({ ...input, readWrite: [path.join(home, '.ssh'), path.join(input.root!, '.git', 'hooks')] }, []);
+    const hooks = path.join(input.root!, '.git', 'hooks');
+    const named = sandboxMounts({ ...input, readWrite: [path.join(home, '.ssh'), hooks] }, []);
     assert.equal(index(named, 'tmpfs', path.join(home, '.ssh')), -1, 'named itself: not hidden');
-    assert.equal(index(named, 'ro', path.join(input.root!, '.git')), -1, 'a path inside it named: the user wants it');
+    assert.ok(index(named, 'ro', path.join(input.root!, '.git')) > 0, 'a path inside it named: the rest stays read-only');
+    assert.ok(index(named, 'rw', hooks) > index(named, 'ro', path.join(input.root!, '.git')), 'and that path alone is opened, after the guard');
   });
 
   it('shows, read-only, the install under /tmp that a PATH folder there links its tools into (a cache made with mktemp -d)', () => {
