@@ -79,9 +79,10 @@ describe('checks: the supervisor runs them after the agent', function () {
 
     it("the supervisor killed -9 during a check: gc keeps the agent's report, not what the check left in its view of the task folder", async () => {
       const root = makeRepo();
-      // A marker unique to this test finds the check's process on the host afterwards (it outlives its supervisor).
-      const marker = `caesar-check-hangs-${process.pid}-${Date.now()}`;
-      const forge = check('forge', `echo '{"protocol":"caesar.report/v1","status":"failed","summary":"forged by a check"}' > "$CAESAR_REPORT_PATH"; exec -a ${marker} sleep 600`, 600_000);
+      // The check hangs after forging (sh is dash here: no `exec -a`); its sleep's argument, unique to this run, finds
+      // it on the host afterwards (it outlives its supervisor). Sleeping ~3 years, it is killed below.
+      const marker = `9${String(Date.now()).slice(-7)}.${process.pid}`;
+      const forge = check('forge', `echo '{"protocol":"caesar.report/v1","status":"failed","summary":"forged by a check"}' > "$CAESAR_REPORT_PATH"; sleep ${marker}`, 600_000);
       const { id } = await startFixture(root, { mode: 'success' }, { sandbox: { mode: 'required' }, checks: [forge] });
       const paths = taskPaths(root, id);
       const inView = path.join(paths.dir, 'sandbox-view', 'report.json');
@@ -97,7 +98,7 @@ describe('checks: the supervisor runs them after the agent', function () {
         assert.equal(result.report.summary === 'forged by a check', false, JSON.stringify(result.report));
         assert.equal(result.report.status, 'success', "the agent's own report, taken back before the checks began");
       } finally {
-        for (const pid of processesMatching(marker)) process.kill(pid, 'SIGKILL');
+        for (const pid of processesMatching(`sleep\0${marker}`)) process.kill(pid, 'SIGKILL');
       }
     });
   });
