@@ -2,7 +2,8 @@ import { Command, CommanderError } from 'commander';
 import { termSafeBlock } from './format';
 import { EXIT, ExitCode, UsageError, type CliIo } from './io';
 import { reportedVersion } from '../base/version';
-import { findApplyLeftovers, recoverInterruptedApply } from '../engine/tasks';
+import { findApplyLeftovers, recoverInterruptedApply, RequestError, resolveTaskIdPrefix } from '../engine/tasks';
+import { isTaskIdArgument } from './common';
 import { resolveRoot } from './root';
 
 /*
@@ -23,6 +24,7 @@ export function buildProgramOf(io: CliIo, registrars: readonly CommandRegistrar[
     .showHelpAfterError(false);
   for (const register of registrars) register(program, io);
   program.hook('preAction', (_program, action) => recoverInterruptedApplyFor(io, action));
+  program.hook('preAction', (_program, action) => expandTaskIdPrefixes(io, action));
   explainUsageErrors(program);
   for (const command of program.commands) inheritSettings(command);
   return program;
@@ -38,18 +40,44 @@ const NO_RECOVERY = new Set(['supervise', 'standby']);
  */
 async function recoverInterruptedApplyFor(io: CliIo, action: Command): Promise<void> {
   if (NO_RECOVERY.has(action.name())) return;
-  let root: string;
-  try {
-    const explicit = (action.optsWithGlobals() as { root?: unknown }).root;
-    root = resolveRoot(io.cwd, typeof explicit === 'string' ? explicit : undefined);
-  } catch {
-    return; // the command itself reports a bad --root
-  }
+  const root = commandRoot(io, action);
+  if (!root) return;
   const checkout = findApplyLeftovers(root);
   if (!checkout) return;
   const report = await recoverInterruptedApply(checkout).catch((error: Error) => ({ message: `An interrupted apply in ${checkout} could not be recovered: ${error.message}` }));
   // A live apply's own journal is left alone (the recovery says 'busy'): nothing to tell.
   if (report && !('action' in report && report.action === 'busy')) io.err(`caesar: ${termSafeBlock(report.message)}`);
+}
+
+/** The root a command works on, or undefined when its --root is bad (the command itself reports that). */
+function commandRoot(io: CliIo, action: Command): string | undefined {
+  try {
+    const explicit = (action.optsWithGlobals() as { root?: unknown }).root;
+    return resolveRoot(io.cwd, typeof explicit === 'string' ? explicit : undefined);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every task id argument takes what a person sees (`caesar ps`, the editor): the whole id or any start of it that
+ * names one task. Done once here, before the action runs, so each command sees whole ids and no command can forget.
+ */
+async function expandTaskIdPrefixes(io: CliIo, action: Command): Promise<void> {
+  const indices = action.registeredArguments.flatMap((argument, i) => (isTaskIdArgument(argument) ? [i] : []));
+  if (!indices.length) return;
+  const root = commandRoot(io, action);
+  if (!root) return;
+  const expand = (given: unknown) =>
+    typeof given === 'string'
+      ? resolveTaskIdPrefix(root, given).catch((error: unknown) => {
+          throw error instanceof RequestError ? new UsageError(error.message) : error;
+        })
+      : given;
+  for (const i of indices) {
+    const given = action.processedArgs[i] as unknown;
+    action.processedArgs[i] = Array.isArray(given) ? await Promise.all(given.map(expand)) : await expand(given);
+  }
 }
 
 function inheritSettings(command: Command): void {

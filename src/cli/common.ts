@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Argument, type Command } from 'commander';
 import { isSafeId } from '../protocol';
 import { TaskStore, type TaskView } from '../engine/tasks';
 import { UsageError, type CliIo } from './io';
@@ -12,6 +12,20 @@ export interface CommonOptions {
 
 export function addCommonOptions(command: Command): Command {
   return command.option('--root <dir>', 'the caesar root (default: first ancestor holding .caesar/ or .git/)').option('--json', 'print JSON only');
+}
+
+/** The arguments that name tasks: the CLI turns an unambiguous prefix typed there into the whole id (cli-core.ts). */
+const TASK_ID_ARGUMENTS = new WeakSet<Argument>();
+
+/** A `<id>` / `<ids...>` argument that takes a task id or any unambiguous start of one (`t_b9b484f9`, as ps shows). */
+export function taskIdArgument(spec: string, description: string): Argument {
+  const argument = new Argument(spec, `${description} (or its first characters, as \`caesar ps\` shows)`);
+  TASK_ID_ARGUMENTS.add(argument);
+  return argument;
+}
+
+export function isTaskIdArgument(argument: Argument): boolean {
+  return TASK_ID_ARGUMENTS.has(argument);
 }
 
 export function storeFor(io: CliIo, options: CommonOptions): TaskStore {

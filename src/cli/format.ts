@@ -1,4 +1,4 @@
-import type { ProtocolEvent } from '../protocol';
+import { SHORT_ID_LENGTH, type ProtocolEvent } from '../protocol';
 import { formatDuration, formatUsage, oneLine } from '../common/format';
 import type { CliIo } from './io';
 
@@ -27,9 +27,10 @@ export function styleFor(io: CliIo): Style {
   };
 }
 
-/** Ids are `t_` + 32 hex: the first 10 characters are enough to tell tasks apart on a screen. */
+export { SHORT_ID_LENGTH };
+
 export function shortId(id: string): string {
-  return id.slice(0, 10);
+  return id.slice(0, SHORT_ID_LENGTH);
 }
 
 export function ago(iso: string | undefined, now: number): string {

@@ -154,6 +154,9 @@ export function newTaskId(): string {
   return `t_${randomUUID().replaceAll('-', '')}`;
 }
 
+/** How a task id is shown to a person: `t_` + 8 hex tells tasks apart on a screen (longer where two share them). */
+export const SHORT_ID_LENGTH = 10;
+
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /**

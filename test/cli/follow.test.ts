@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
 import { runCli } from '../../src/cli/program';
@@ -38,16 +38,21 @@ describe('caesar ps', () => {
     const { code, stdout, stderr } = await cli(repo, ['ps']);
     assert.equal(code, 0, stderr);
     const lines = stdout.trim().split('\n');
-    assert.match(lines[0]!, /^ID\s+AGENT•ROLE\s+STATUS\s+REPORT\s+ISOLATION•MODE\s+AGE\s+USAGE$/);
-    const ids = lines.slice(1).map((l) => l.split(/\s+/)[0]);
+    assert.match(lines[0]!, /^ID\s+TITLE\s+AGENT•ROLE\s+STATUS\s+REPORT\s+ISOLATION•MODE\s+AGE\s+USAGE$/);
+    // Ids as short as still tells these 14 apart (10 characters unless two share their first 9), as the editor shows them.
+    const ids = lines.slice(1).map((l) => l.split(/\s+/)[0]!);
+    const short = (id: string) => id.slice(0, ids[0]!.length);
+    assert.ok(ids[0]!.length >= 10 && ids[0]!.length < lost.id.length, ids[0]);
     // The lost task counts as finished: with it, 10 finished in all; the two oldest succeeded ones are left out.
     const expectedFinished = [lost.id, ...finished.slice(3).reverse().map((t) => t.id)];
-    assert.deepEqual(ids, [lost.id, ...finished.slice(3).reverse().map((t) => t.id), oldRunning.id].filter((id, i, a) => a.indexOf(id) === i));
+    assert.deepEqual(ids, [lost.id, ...finished.slice(3).reverse().map((t) => t.id), oldRunning.id].filter((id, i, a) => a.indexOf(id) === i).map(short));
     assert.equal(expectedFinished.length, 10);
-    const lostLine = lines.find((l) => l.startsWith(lost.id))!;
+    const lostLine = lines.find((l) => l.startsWith(short(lost.id)))!;
     assert.match(lostLine, /\slost\s/);
-    const runningLine = lines.find((l) => l.startsWith(oldRunning.id))!;
-    assert.match(runningLine, /demo•reviewer\s+running\s+-\s+worktree•write\s+3h20m ago\s+12\.3k in \/ 678 out · \$0\.40/);
+    const runningLine = lines.find((l) => l.startsWith(short(oldRunning.id)))!;
+    // The title is the objective's first line; the oldest of these 14 tasks sharing it is the first (no number).
+    assert.match(runningLine, /^\S+\s+Add a line to src\/app\.txt\s+demo•reviewer\s+running\s+-\s+worktree•write\s+3h20m ago\s+12\.3k in \/ 678 out · \$0\.40/);
+    assert.match(lostLine, /^\S+\s+Add a line to src\/app\.txt #14\s+demo\s/);
     assert.doesNotMatch(stdout, ANSI, 'no colour outside a TTY');
   });
 
@@ -65,8 +70,8 @@ describe('caesar ps', () => {
     assert.equal(rows.find((r) => r.id === failed.id)!.report_status, 'failed');
 
     const onlyFailed = await cli(repo, ['ps', '--status', 'failed']);
-    assert.match(onlyFailed.stdout, new RegExp(failed.id));
-    assert.doesNotMatch(onlyFailed.stdout, new RegExp(running.id));
+    assert.match(onlyFailed.stdout, new RegExp(failed.id.slice(0, 10)));
+    assert.doesNotMatch(onlyFailed.stdout, new RegExp(running.id.slice(0, 10)));
 
     const bad = await cli(repo, ['ps', '--status', 'runing']);
     assert.equal(bad.code, 2);
@@ -85,6 +90,40 @@ describe('caesar ps', () => {
     assert.match(empty.stdout, /No task yet/);
     const missing = await cli(elsewhere, ['ps', '--root', path.join(elsewhere, 'nope')]);
     assert.equal(missing.code, 2);
+  });
+
+  it('shows each task by title and the shortest id that names it, which every command takes back (a prefix that names several is refused)', async () => {
+    const repo = makeRepo();
+    // Two ids sharing their first 12 characters: ps must print 13 of each (of every id), or its ids would name both.
+    const twinA = makeTask(repo, { id: 't_0123456789aaaaaaaaaaaaaaaaaaaaaaa'.slice(0, 34), objective: 'Rename the parser\nin every file' });
+    const twinB = makeTask(repo, { id: 't_0123456789bbbbbbbbbbbbbbbbbbbbbbb'.slice(0, 34), objective: 'Rename the parser\nin every file', status: 'succeeded', ended_at: new Date().toISOString() });
+    const other = makeTask(repo, { objective: 'Write the changelog' });
+    appendEvents(repo, other.id, event(other.id, { type: 'started', agent: 'demo', command: 'demo-agent' }));
+    const listed = await cli(repo, ['ps']);
+    assert.equal(listed.code, 0, listed.stderr);
+    const row = (id: string) => listed.stdout.split('\n').find((l) => id.startsWith(l.split(' ')[0]!) && l.includes(' '));
+    assert.match(row(twinA.id) ?? '', /^t_0123456789a\s+Rename the parser\s+demo/, listed.stdout);
+    assert.match(row(twinB.id) ?? '', /^t_0123456789b\s+Rename the parser #2\s+demo/, listed.stdout);
+    assert.match(row(other.id) ?? '', new RegExp(`^${other.id.slice(0, 13)}\\s+Write the changelog\\s`));
+    const json = JSON.parse((await cli(repo, ['ps', '--json'])).stdout) as Array<{ id: string; title: string }>;
+    assert.equal(json.find((t) => t.id === twinB.id)?.title, 'Rename the parser #2');
+
+    // What ps printed is accepted back, by every command that takes a task id.
+    const logs = await cli(repo, ['logs', other.id.slice(0, 12)]);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, /^\[0\] started demo/);
+    const cancel = await cli(repo, ['cancel', twinA.id.slice(0, 13), '--json']);
+    assert.equal(cancel.code, 0, cancel.stderr);
+    assert.deepEqual(JSON.parse(cancel.stdout), { task_id: twinA.id, requested: true, status: 'running' });
+    assert.ok(existsSync(taskPaths(repo, twinA.id).cancelRequest), 'the request was filed for the whole id');
+
+    const ambiguous = await cli(repo, ['cancel', 't_0123456789']);
+    assert.equal(ambiguous.code, 2);
+    assert.match(ambiguous.stderr, /"t_0123456789" is the start of 2 task ids \(t_0123456789a, t_0123456789b\): type more of it\./);
+    assert.equal(existsSync(taskPaths(repo, twinB.id).cancelRequest), false, 'nothing filed for an ambiguous prefix');
+    const unknown = await cli(repo, ['logs', 't_fff']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /Unknown task "t_fff"/);
   });
 
   it('colours only on a TTY, and never with NO_COLOR', async () => {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { rankCandidates, type RankedCandidate } from '../../common/ranking';
 import { formatDuration } from '../../common/format';
-import { addCommonOptions, requireTask, storeFor, type CommonOptions } from '../common';
+import { addCommonOptions, requireTask, storeFor, taskIdArgument, type CommonOptions } from '../common';
 import { table, termSafe } from '../format';
 import { UsageError, printJson, type CliIo } from '../io';
 
@@ -15,7 +15,7 @@ export function registerCompare(program: Command, io: CliIo): void {
     program
       .command('compare')
       .description('Rank tasks (e.g. one objective run on several agents) by checks passed, then diff size, duration and cost')
-      .argument('<ids...>', 'two or more task ids'),
+      .addArgument(taskIdArgument('<ids...>', 'two or more task ids')),
   ).action((ids: string[], opts: CommonOptions) => compare(io, ids, opts));
 }
 

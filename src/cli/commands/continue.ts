@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DelegationRefusedError, RequestError, continueTask, readReviewComments } from '../../engine/tasks';
-import { addCommonOptions, assertTaskId, storeFor, type CommonOptions } from '../common';
+import { addCommonOptions, assertTaskId, storeFor, taskIdArgument, type CommonOptions } from '../common';
 import { termSafe } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 
@@ -18,7 +18,7 @@ export function registerContinue(program: Command, io: CliIo): void {
     program
       .command('continue')
       .description("Continue a finished task with feedback: a new task on the same agent, starting from that task's worktree")
-      .argument('<taskId>', 'the finished task to continue')
+      .addArgument(taskIdArgument('<taskId>', 'the finished task to continue'))
       .argument('[feedback...]', 'what to change (may be empty when review comments were left in the editor)')
       .option('--no-comments', "leave out the review comments left on the task's diff in the editor")
       .option('--base-commit <sha>', "start from this commit instead of the task's worktree (what `caesar land` prints after a conflict: the change merged onto the new HEAD)"),

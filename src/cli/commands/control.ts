@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import * as path from 'node:path';
 import { QuestionFileSchema, isSafeId, taskPaths } from '../../protocol';
 import { answerQuestion, isActive, readJsonFile, requestCancel, RequestError, unknownQuestionMessage } from '../../engine/tasks';
-import { addCommonOptions, assertTaskId, requireTask, stopSignal, storeFor, type CommonOptions } from '../common';
+import { addCommonOptions, assertTaskId, requireTask, stopSignal, storeFor, taskIdArgument, type CommonOptions } from '../common';
 import { shortId, termSafe } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { waitUntilSettled } from '../settle';
@@ -12,7 +12,7 @@ export function registerControl(program: Command, io: CliIo): void {
     program
       .command('cancel')
       .description("Ask a task's supervisor to stop it; the task ends as cancelled")
-      .argument('<id>', 'task id')
+      .addArgument(taskIdArgument('<id>', 'task id'))
       .option('--wait', 'wait until the task has ended, and fail unless it ended as cancelled'),
   ).action((id: string, opts: CommonOptions & { wait?: boolean }) => cancel(io, id, opts));
 
@@ -20,7 +20,7 @@ export function registerControl(program: Command, io: CliIo): void {
     program
       .command('answer')
       .description("Answer a task's pending question (the first answer wins, from any process)")
-      .argument('<taskId>', 'task id')
+      .addArgument(taskIdArgument('<taskId>', 'task id'))
       .argument('<questionId>', 'question id (shown by `caesar watch` and `caesar ps --json`)')
       .argument('[text...]', 'the answer')
       .option('--option <n>', 'answer with the question\'s n-th option (1-based)'),

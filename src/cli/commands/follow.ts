@@ -2,13 +2,14 @@ import type { Command } from 'commander';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { checksSuffix, taskPaths, type ProtocolEvent } from '../../protocol';
-import { UnsealedEventError, bindingOf, isActive, readSealedEventLine, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/tasks';
+import { UnsealedEventError, bindingOf, distinctPrefixLength, isActive, readSealedEventLine, reviewOutcome, tailLines, type ReviewOutcome, type TaskStore, type TaskSummary } from '../../engine/tasks';
 import type { IDisposable as Disposable } from '../../base/disposable';
 import type { ObservedStatus } from '../../protocol';
 import { TaskStatusSchema } from '../../protocol';
 import { formatJob } from '../../common/format';
-import { addCommonOptions, requireTask, splitList, stopSignal, storeFor, type CommonOptions } from '../common';
-import { ago, formatEventLine, formatUsage, shortId, styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
+import { runNumbers, taskTitle } from '../../common/titles';
+import { addCommonOptions, requireTask, splitList, stopSignal, storeFor, taskIdArgument, type CommonOptions } from '../common';
+import { SHORT_ID_LENGTH, ago, formatEventLine, formatUsage, shortId, styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
 import { readRegularFileBounded } from '../../base/safe-read';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { waitUntilSettled } from '../settle';
@@ -38,7 +39,7 @@ export function registerFollow(program: Command, io: CliIo): void {
     program
       .command('watch')
       .description('Follow tasks live: a full-screen view on a terminal, one line per event otherwise')
-      .argument('[ids...]', 'tasks to follow (default: every active task and the ones that just finished)')
+      .addArgument(taskIdArgument('[ids...]', 'tasks to follow (default: every active task and the ones that just finished)'))
       .option('--once', 'print one frame (or the events so far, with --json) and exit'),
   ).action((ids: string[], opts: WatchOptions) => runWatch(io, ids, opts));
 
@@ -46,7 +47,7 @@ export function registerFollow(program: Command, io: CliIo): void {
     program
       .command('logs')
       .description("Print a task's events as `[seq] type …` lines")
-      .argument('<id>', 'task id')
+      .addArgument(taskIdArgument('<id>', 'task id'))
       .option('--raw', "print the agent's raw output (raw.log) instead of the events")
       .option('-f, --follow', 'keep printing new lines until the task is no longer active'),
   ).action((id: string, opts: LogsOptions) => logs(io, id, opts));
@@ -69,7 +70,8 @@ async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promi
       );
   const overlaps = await overlapsOf(store.root, all);
   if (opts.json) {
-    printJson(io, shown.map((t) => ({ ...psJson(t, now), overlaps: overlapsJson(overlaps, t.id) })));
+    const numbers = runNumbers(all);
+    printJson(io, shown.map((t) => ({ ...psJson(t, now), title: taskTitle(t, numbers), overlaps: overlapsJson(overlaps, t.id) })));
     return;
   }
   if (shown.length === 0) {
@@ -77,9 +79,10 @@ async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promi
     return;
   }
   const style = styleFor(io);
+  const listing: Listing = { now, style, numbers: runNumbers(all), idLength: distinctPrefixLength(all.map((t) => t.id), SHORT_ID_LENGTH) };
   const rows = [
-    ['ID', 'AGENT•ROLE', 'STATUS', 'REPORT', 'ISOLATION•MODE', 'AGE', 'USAGE'].map((h) => style.bold(h)),
-    ...shown.map((t) => psRow(t, now, style)),
+    ['ID', 'TITLE', 'AGENT•ROLE', 'STATUS', 'REPORT', 'ISOLATION•MODE', 'AGE', 'USAGE'].map((h) => style.bold(h)),
+    ...shown.map((t) => psRow(t, listing)),
   ];
   io.out([...table(rows), ...overlapLines(shown, overlaps, style)].join('\n'));
   // Records that are not Caesar's are said to be so, never passed off as the truth (record-seal.ts).
@@ -94,12 +97,22 @@ function reportStatus(t: TaskSummary): string | undefined {
   return t.state.report_status ?? t.result?.report.status;
 }
 
-function psRow(t: TaskSummary, now: number, style: Style): string[] {
+/** What every row of one `ps` listing shares: the clock, the style, run numbers, and how much of an id tells tasks apart. */
+interface Listing {
+  now: number;
+  style: Style;
+  numbers: ReadonlyMap<string, number>;
+  /** Ids are shown as short as still names one task of this root: what is printed is accepted back by every command. */
+  idLength: number;
+}
+
+function psRow(t: TaskSummary, { now, style, numbers, idLength }: Listing): string[] {
   const questions = t.pendingQuestions.length && isActive(t.observed) ? ` ?${t.pendingQuestions.length}` : '';
   const job = t.job && isActive(t.observed) ? style.dim(` ${termSafe(formatJob(t.job) ?? '')}`) : '';
   // A task record may come from a cloned repository: every value it chose is escaped (termSafe) before styling.
   return [
-    termSafe(t.id),
+    termSafe(t.id.slice(0, idLength)),
+    termSafe(taskTitle(t, numbers)),
     termSafe([t.state.agent, t.state.role].filter(Boolean).join('•')),
     shownStatus(t, style) + (checksSuffix(t.state) ? style.red(checksSuffix(t.state)) : '') + questions + job,
     termSafe(reportStatus(t) ?? '-'),

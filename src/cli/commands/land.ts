@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { RequestError, describeConflicts, landTasks, shellCommand, type LandOutcome, type LandTaskOutcome } from '../../engine/tasks';
-import { addCommonOptions, assertTaskId, stopSignal, storeFor, type CommonOptions } from '../common';
+import { addCommonOptions, assertTaskId, stopSignal, storeFor, taskIdArgument, type CommonOptions } from '../common';
 import { table, termSafe, termSafeBlock } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 
@@ -18,7 +18,7 @@ export function registerLand(program: Command, io: CliIo): void {
     program
       .command('land')
       .description("Land tasks in order onto the checkout's current HEAD: each replayed three-way and its checks re-run on the combined result; stops at the first conflict or failed check")
-      .argument('<ids...>', 'the tasks to land, in order')
+      .addArgument(taskIdArgument('<ids...>', 'the tasks to land, in order'))
       .option('--accept-repository-changes', "land although the repository's git dir (hooks, config, info/, refs) changed during a task"),
   ).action((ids: string[], opts: LandCliOptions) => land(io, ids, opts));
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { applyTask, concludeLostTasks, discardTask, isActive, worktreeDiff, type ConcludedTask, type FileChange, type TaskView } from '../../engine/tasks';
 import { collectGarbage, type GcEntry, type GcResult } from '../../engine/tasks/gc';
-import { addCommonOptions, requireTask, splitList, storeFor, type CommonOptions } from '../common';
+import { addCommonOptions, requireTask, splitList, storeFor, taskIdArgument, type CommonOptions } from '../common';
 import { styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 import { DIFF_MAX_FILES_SHOWN, DIFF_MAX_PATCH_LINES, capLines, formatCount } from '../output-caps';
@@ -13,7 +13,7 @@ export function registerReview(program: Command, io: CliIo): void {
     program
       .command('diff')
       .description("Show a task's changes against the commit it started from: files with +/- counts, then the patch")
-      .argument('<id>', 'task id')
+      .addArgument(taskIdArgument('<id>', 'task id'))
       .option('--stat', 'only the list of files')
       .option('--all', `every file and the whole patch (without it: ${DIFF_MAX_FILES_SHOWN} files, ${DIFF_MAX_PATCH_LINES} lines of patch, then how much was left out)`),
   ).action((id: string, opts: DiffOptions) => diff(io, id, opts));
@@ -22,13 +22,13 @@ export function registerReview(program: Command, io: CliIo): void {
     program
       .command('apply')
       .description("Apply a worktree task's changes to your workspace, all or nothing (your uncommitted edits stay)")
-      .argument('<id>', 'task id')
+      .addArgument(taskIdArgument('<id>', 'task id'))
       .option('--files <list>', 'only these repository-relative paths (comma-separated)', splitList)
       .option('--accept-repository-changes', "apply although the repository's git dir (hooks, config, info/, refs) changed during the task"),
   ).action((id: string, opts: ApplyOptions) => apply(io, id, opts));
 
   addCommonOptions(
-    program.command('discard').description("Remove a finished task's worktree and branch (its task record stays)").argument('<id>', 'task id'),
+    program.command('discard').description("Remove a finished task's worktree and branch (its task record stays)").addArgument(taskIdArgument('<id>', 'task id')),
   ).action((id: string, opts: CommonOptions) => discard(io, id, opts));
 
   addCommonOptions(

@@ -27,7 +27,7 @@ export class RequestError extends Error {
   override readonly name = 'RequestError';
   constructor(
     message: string,
-    readonly code: 'unknown_task' | 'unknown_question' | 'already_answered' | 'expired' | 'invalid_id' | 'finished' | 'unknown_file',
+    readonly code: 'unknown_task' | 'ambiguous_id' | 'unknown_question' | 'already_answered' | 'expired' | 'invalid_id' | 'finished' | 'unknown_file',
   ) {
     super(message);
   }

@@ -35,6 +35,7 @@ export {
   readEventPage,
   readRawLogPage,
   requireTaskView,
+  resolveTaskIdPrefix,
   type EventPage,
   type RawLogPage,
   type TaskDiff,
@@ -53,6 +54,7 @@ export {
   type TaskView,
 } from '../store/store';
 export { DEFAULT_MAX_PARALLEL } from '../store/launch-spec';
+export { distinctPrefixLength } from '../store/task-id-prefix';
 export { readJsonFile } from '../store/atomic';
 export { tailLines } from '../store/tail';
 export { bindingOf, bindingOfTaskFile, type RecordBinding } from '../store/record-seal';

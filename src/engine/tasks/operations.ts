@@ -5,6 +5,7 @@ import { applyTask, type ApplyOutcome } from '../git/apply';
 import { worktreeDiff, type FileChange } from '../git/reconcile';
 import { RequestError } from '../store/requests';
 import { TaskStore, isActive, type TaskView } from '../store/store';
+import { ambiguousIdMessage, matchTaskIdPrefix } from '../store/task-id-prefix';
 
 /**
  * Task operations a front end calls by id (diff, apply, logs), with the checks every front end needs done the same
@@ -134,4 +135,16 @@ export async function readRawLogPage(root: string, id: string, options: { cursor
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The task id a person meant: `given` itself when a task has that id, else the one task whose id begins with it.
+ * A prefix of several is a RequestError ('ambiguous_id') listing them; a prefix of none is returned unchanged, so the
+ * caller's own "Unknown task" names what was typed.
+ */
+export async function resolveTaskIdPrefix(root: string, given: string): Promise<string> {
+  if (!isSafeId(given)) return given;
+  const match = matchTaskIdPrefix(await new TaskStore(root).ids(), given);
+  if (match.kind === 'ambiguous') throw new RequestError(ambiguousIdMessage(given, match.candidates), 'ambiguous_id');
+  return match.kind === 'none' ? given : match.id;
 }

@@ -6,7 +6,7 @@ import { UNTRUSTED_REVIEW } from '../review/baseContent';
 import { baseSideOf } from '../review/openChange';
 import { targetOf } from '../review/target';
 import type { LiveTasks } from '../tasks/liveTasks';
-import { runNumbers, taskTitle } from '../tasks/titles';
+import { runNumbers, taskTitle } from '../../common/titles';
 import { compareMarkdown } from './compareTable';
 
 /** `caesar-compare:/Compare.md?<id>,<id>…`: the comparison of those tasks, re-rendered when any of them changes. */

@@ -3,7 +3,7 @@ import { continueTask, isActive, type ContinuedTask, type TaskSummary } from '..
 import { activeEditorTarget, pickTaskTarget, targetOf } from '../review/target';
 import { askText } from '../picker';
 import type { LiveTasks } from '../tasks/liveTasks';
-import { runNumbers, taskTitle } from '../tasks/titles';
+import { runNumbers, taskTitle } from '../../common/titles';
 import { ReviewComments, replyLine } from './reviewComments';
 
 export interface FollowupDeps {

@@ -4,7 +4,7 @@ import { pickMany } from '../picker';
 import { UNTRUSTED_REVIEW } from '../review/baseContent';
 import { targetOf } from '../review/target';
 import type { LiveTasks } from '../tasks/liveTasks';
-import { runNumbers, taskTitle } from '../tasks/titles';
+import { runNumbers, taskTitle } from '../../common/titles';
 
 export interface LandDeps {
   tasks: LiveTasks;

@@ -8,7 +8,7 @@ import type { LiveTasks, TaskRoot } from './liveTasks';
 import { ChangedFileNode, DetailNode, ErrorNode, FolderNode, MoreNode, QuestionNode, TaskNode, ToolCallNode, ToolCallsNode, UsageNode, type ChangedFile } from './nodes';
 import { TaskFilter } from './taskFilter';
 import { overlapDescription, overlapTooltipLines, type TaskOverlaps } from './overlaps';
-import { runNumbers, taskTitle } from './titles';
+import { runNumbers, taskTitle } from '../../common/titles';
 
 export { DetailNode, FolderNode, TaskNode };
 export type TaskTreeNode = FolderNode | TaskNode | DetailNode;

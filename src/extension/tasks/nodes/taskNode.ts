@@ -3,7 +3,7 @@ import { isActive, reviewOutcome, type TaskSummary } from '../../../engine/tasks
 import { checksSuffix, type ObservedStatus } from '../../../protocol';
 import { formatJob } from '../../../common/format';
 import { formatDuration, formatUsage } from '../format';
-import { shortTitle } from '../titles';
+import { shortTitle } from '../../../common/titles';
 import { sandboxMark } from '../sandboxMark';
 
 const STATUS_ICONS: Record<ObservedStatus, [string, string]> = {

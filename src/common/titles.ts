@@ -1,4 +1,13 @@
-import type { TaskSummary } from '../../engine/tasks';
+/*
+ * How a task is listed to a person, in the editor's Tasks tree and `caesar ps` alike: the objective's first line, cut,
+ * numbered when other tasks share it. Browser-safe, and typed by shape so the CLI and the extension pass their own.
+ */
+
+/** What a title is made of: a task's id, objective and creation time. */
+export interface TitledTask {
+  id: string;
+  state: { objective: string; created_at: string };
+}
 
 /** How long a task's label may be: the view cuts what is longer at its width; the tooltip has the whole objective. */
 export const TITLE_MAX = 60;
@@ -17,8 +26,8 @@ export function shortTitle(objective: string, max = TITLE_MAX): string {
  * 2 for the second, 3 for the third. The first (and a task whose objective is unique) is absent: its title keeps no
  * number, as a file's first copy does.
  */
-export function runNumbers(summaries: readonly TaskSummary[]): Map<string, number> {
-  const byObjective = new Map<string, TaskSummary[]>();
+export function runNumbers(summaries: readonly TitledTask[]): Map<string, number> {
+  const byObjective = new Map<string, TitledTask[]>();
   for (const s of summaries) {
     const same = byObjective.get(s.state.objective);
     if (same) same.push(s);
@@ -34,7 +43,7 @@ export function runNumbers(summaries: readonly TaskSummary[]): Map<string, numbe
 }
 
 /** "Fix the parser #2": the short title, numbered when other tasks share its objective. */
-export function taskTitle(summary: TaskSummary, numbers: ReadonlyMap<string, number>): string {
+export function taskTitle(summary: TitledTask, numbers: ReadonlyMap<string, number>): string {
   const n = numbers.get(summary.id);
   return n === undefined ? shortTitle(summary.state.objective) : `${shortTitle(summary.state.objective)} #${n}`;
 }

@@ -1,10 +1,10 @@
 import { strict as assert } from 'node:assert';
 import type { TaskSummary } from '../../../src/engine/store';
-import { runNumbers, shortTitle, taskTitle } from '../../../src/extension/tasks/titles';
+import { runNumbers, shortTitle, taskTitle } from '../../../src/common/titles';
 
 const task = (id: string, objective: string, created_at: string) => ({ id, state: { objective, created_at } }) as unknown as TaskSummary;
 
-describe('extension/tasks: task titles', () => {
+describe('common/titles: task titles', () => {
   it('a short title: the first line, cut at a word near the limit with an ellipsis', () => {
     assert.equal(shortTitle('Fix it\nwith details below'), 'Fix it');
     const long = 'Rewrite the configuration loader so that every layer reports where each value came from';
