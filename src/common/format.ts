@@ -75,3 +75,8 @@ export function taskTitle(task: { objective: string; agent: string }, max = 60):
   const line = oneLine(task.objective);
   return `“${line.length > max ? `${line.slice(0, max - 1)}…` : line}” (${task.agent})`;
 }
+
+/** "1 task", "3 tasks": a count with its noun, never "task(s)"; `several` where the plural is not the noun plus s. */
+export function plural(count: number, one: string, several = `${one}s`): string {
+  return `${count} ${count === 1 ? one : several}`;
+}

@@ -36,7 +36,7 @@ describe('cli: caesar land', function () {
     assert.match(rows.find((r) => r.startsWith(first))!, /landed\s+1\s+no checks/);
     assert.match(rows.find((r) => r.startsWith(second))!, /landed/);
     assert.match(rows.find((r) => r.startsWith(third))!, /conflict\s+1\s+conflicts: a\.txt \(lines \d+-\d+\)/);
-    assert.match(run.stdout, /Landed 2 of 3 task\(s\); stopped at/);
+    assert.match(run.stdout, /Landed 2 of 3 tasks; stopped at/);
     const followUp = rows.find((r) => r.trim().startsWith(`caesar continue ${third} --base-commit `));
     assert.ok(followUp, run.stdout);
     assert.match(run.stderr, new RegExp(`${first} \\(1/3\\): replaying`));

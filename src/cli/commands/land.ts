@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { RequestError, describeConflicts, landTasks, shellCommand, type LandOutcome, type LandTaskOutcome } from '../../engine/tasks';
 import { addCommonOptions, assertTaskId, stopSignal, storeFor, taskIdArgument, type CommonOptions } from '../common';
+import { plural } from '../../common/format';
 import { table, termSafe, termSafeBlock } from '../format';
 import { ExitCode, UsageError, printJson, type CliIo } from '../io';
 
@@ -67,6 +68,6 @@ function landReport(outcome: LandOutcome): string[] {
 
 function detail(task: LandTaskOutcome): string {
   if (task.status === 'conflict' && task.conflicts) return `conflicts: ${describeConflicts(task.conflicts)}`;
-  if (task.status === 'landed') return task.checks?.length ? `${task.checks.length} check(s) passed on the combined result` : 'no checks';
+  if (task.status === 'landed') return task.checks?.length ? `${plural(task.checks.length, 'check')} passed on the combined result` : 'no checks';
   return task.status === 'not_landed' ? '' : task.message.split('\n')[0] ?? '';
 }

@@ -107,7 +107,7 @@ export class ApplyJournal {
 
   /** Step 5: applied.json, then the journal goes. */
   async commit(): Promise<void> {
-    await writeDurable(recordFile(this.doc), sealedJsonText(recordFile(this.doc), 'applied', this.doc.record));
+    await writeAppliedRecord(this.doc.task_root, this.doc.task_id, this.doc.record);
     testCrashPoint('recorded');
     await this.remove();
   }
@@ -126,8 +126,14 @@ export class ApplyJournal {
   }
 }
 
-export function recordFile(doc: JournalDoc): string {
+export function recordFile(doc: Pick<JournalDoc, 'task_root' | 'task_id'>): string {
   return path.join(taskPaths(doc.task_root, doc.task_id).dir, 'applied.json');
+}
+
+/** applied.json, sealed and flushed: the one place it is written (an apply's commit, or land finding it contained). */
+export async function writeAppliedRecord(taskRoot: string, taskId: string, record: AppliedDoc): Promise<void> {
+  const file = recordFile({ task_root: taskRoot, task_id: taskId });
+  await writeDurable(file, sealedJsonText(file, 'applied', record));
 }
 
 /**

@@ -2,6 +2,7 @@ import type { AppliedDoc, TaskState } from '../../protocol';
 import { APPLY_LOCK_WAIT_MS, writeTransaction, type ApplyOutcome } from './apply';
 import { ApplyBusyError, acquireApplyLock } from './apply-lock';
 import { recoverLocked } from './apply-recovery';
+import { writeAppliedRecord } from './apply-journal';
 import { runGit } from './git';
 
 /**
@@ -41,6 +42,26 @@ export async function applyLandingPatch(options: {
       };
     }
     return await writeTransaction({ root: options.root, state, target: checkout, patch: options.patch, touched: files, files, record: options.record, note: '' });
+  } finally {
+    await lock.release();
+  }
+}
+
+/**
+ * Records as applied a task whose whole change the checkout already holds (land found nothing left to write): its
+ * applied.json, written under the apply lock as apply writes it, so no surface offers to apply it again.
+ */
+export async function recordContainedLanding(options: { root: string; state: TaskState; checkout: string; record: AppliedDoc }): Promise<{ recorded: true } | { recorded: false; message: string }> {
+  let lock;
+  try {
+    lock = await acquireApplyLock(options.checkout, options.state.id, APPLY_LOCK_WAIT_MS);
+  } catch (error) {
+    if (!(error instanceof ApplyBusyError)) throw error;
+    return { recorded: false, message: `${error.message} Land it again when that is done.` };
+  }
+  try {
+    await writeAppliedRecord(options.root, options.state.id, options.record);
+    return { recorded: true };
   } finally {
     await lock.release();
   }

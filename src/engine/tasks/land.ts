@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
+import { plural } from '../../common/format';
 import { checkPassed, stateDir, taskPaths, type CheckResult, type LaunchSpec, type TaskState } from '../../protocol';
 import { applyTarget, isTaskActive, readApplied, unacceptedRepositoryChanges } from '../git/apply';
-import { applyLandingPatch } from '../git/land-apply';
+import { applyLandingPatch, recordContainedLanding } from '../git/land-apply';
 import { dirtyFiles, mergeDriverRefusal, replayOnto, repositoryMergeDrivers, scratchWorktree, taskResultTree, throwawayCommit, treeDiff, type ReplayConflict } from '../git/land-replay';
 import { gitText } from '../git/git';
 import { worktreeDiff, type DiffResult } from '../git/reconcile';
@@ -26,6 +27,11 @@ export type LandStatus =
   | 'landed'
   /** Changed nothing: nothing to land. */
   | 'empty'
+  /**
+   * Its change is already in what the checkout holds with the tasks landed before it (two tasks wrote the same
+   * lines): nothing is left to write. Recorded as applied, since its work is in the checkout; the queue goes on.
+   */
+  | 'already_landed'
   | 'conflict'
   | 'check_failed'
   /** Could not be landed as it is (see reason); nothing of the queue was landed. */
@@ -179,13 +185,18 @@ async function runQueue(root: string, checkout: string, head: string, candidates
     }
     onto = landed.tree;
   }
-  const landedIds = outcomes.filter((o) => o.status === 'landed' || o.status === 'empty').map((o) => o.task_id);
-  const stop = outcomes.find((o) => o.status !== 'landed' && o.status !== 'empty' && o.status !== 'not_landed');
+  const landedIds = outcomes.filter((o) => QUEUE_GOES_ON.includes(o.status)).map((o) => o.task_id);
+  const stop = outcomes.find((o) => !QUEUE_GOES_ON.includes(o.status) && o.status !== 'not_landed');
+  const contained = outcomes.filter((o) => o.status === 'already_landed').length;
+  const alsoContained = contained ? ` (${plural(contained, 'of them was', 'of them were')} already in the checkout)` : '';
   const message = stop
-    ? `Landed ${landedIds.length} of ${candidates.length} task(s); stopped at ${stop.task_id}: ${stop.message}`
-    : `Landed ${landedIds.length} task(s) onto ${head.slice(0, 12)} in ${checkout}.`;
+    ? `Landed ${landedIds.length} of ${plural(candidates.length, 'task')}${alsoContained}; stopped at ${stop.task_id}: ${stop.message}`
+    : `Landed ${plural(landedIds.length, 'task')}${alsoContained} onto ${head.slice(0, 12)} in ${checkout}.`;
   return { checkout, head, landed: landedIds, ...(stop ? { stopped_at: stop.task_id } : {}), tasks: outcomes, message };
 }
+
+/** The outcomes after which the next task of the queue is landed. */
+const QUEUE_GOES_ON: readonly LandStatus[] = ['landed', 'empty', 'already_landed'];
 
 /** One task: replay, check, write. `tree` is what the checkout holds afterwards, absent when the queue stops here. */
 async function landOne(
@@ -203,6 +214,7 @@ async function landOne(
   progress('replaying');
   const taskTree = await taskResultTree(checkout, state.base_ref as string, diff.patch_bytes);
   const replay = await replayOnto(checkout, { baseRef: state.base_ref as string, ontoTree: onto, taskTree });
+  if (!replay.conflicts.length && replay.tree === onto) return alreadyLanded(root, checkout, onto, candidate, head);
   if (replay.conflicts.length) {
     const follow_up = await landFollowUp({ checkout, head, onto, mergedTree: replay.tree, taskId: id, conflicts: replay.conflicts });
     return { outcome: { task_id: id, status: 'conflict', files, conflicts: replay.conflicts, follow_up, message: `conflicts in ${describeConflicts(replay.conflicts)}. Nothing of it was applied.` } };
@@ -224,8 +236,23 @@ async function landOne(
   const applied = await applyLandingPatch({ root, state, checkout, patch: landing.patch, files: landing.files, record });
   const withChecks = checks.length ? { checks, checks_log_dir: path.join(logDir, 'checks') } : {};
   if (!applied.applied) return { outcome: { task_id: id, status: 'failed', files, ...withChecks, message: applied.message } };
-  const passed = checks.length ? `, ${checks.length} check(s) passed on the combined result` : '';
-  return { outcome: { task_id: id, status: 'landed', files, ...withChecks, message: `Landed ${landing.files.length} file(s)${passed}.${applied.recovered ? ` ${applied.recovered.message}` : ''}` }, tree: replay.tree };
+  const passed = checks.length ? `, ${plural(checks.length, 'check')} passed on the combined result` : '';
+  return { outcome: { task_id: id, status: 'landed', files, ...withChecks, message: `Landed ${plural(landing.files.length, 'file')}${passed}.${applied.recovered ? ` ${applied.recovered.message}` : ''}` }, tree: replay.tree };
+}
+
+/**
+ * The merge of the task onto what the checkout holds changed nothing: its change is already there, written by a task
+ * landed before it in this queue or by a commit since its base. That is the truth to tell (never "the checkout
+ * changed"), and since its work is in the checkout it is recorded as applied, under the apply lock.
+ */
+async function alreadyLanded(root: string, checkout: string, onto: string, candidate: Candidate, head: string): Promise<{ outcome: LandTaskOutcome; tree: string }> {
+  const { state, diff, files } = candidate;
+  const where = onto === (await gitText(['rev-parse', `${head}^{tree}`], checkout)) ? "in your checkout's HEAD already" : 'in what the tasks before it in this queue landed';
+  const record = { applied_at: new Date().toISOString(), patch_digest: diff.patch_digest, files: diff.files.map((f) => f.path) };
+  const recorded = await recordContainedLanding({ root, state, checkout, record });
+  const note = recorded.recorded ? ' Recorded as applied.' : ` It could not be recorded as applied: ${recorded.message}`;
+  const message = `Already landed: every change it makes (${plural(record.files.length, 'file')}) is ${where}; nothing was left to write.${note}`;
+  return { outcome: { task_id: state.id, status: 'already_landed', files, message }, tree: onto };
 }
 
 async function checkCombined(

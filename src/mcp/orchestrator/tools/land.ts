@@ -9,7 +9,7 @@ const CheckShape = z.object({ name: z.string(), command: z.string(), exit_code: 
 const ConflictShape = z.object({ path: z.string(), messages: z.array(z.string()), hunks: z.array(z.object({ start: z.number(), end: z.number() })) });
 const TaskOutcomeShape = z.object({
   task_id: z.string(),
-  status: z.enum(['landed', 'empty', 'conflict', 'check_failed', 'refused', 'failed', 'not_landed']),
+  status: z.enum(['landed', 'empty', 'already_landed', 'conflict', 'check_failed', 'refused', 'failed', 'not_landed']),
   reason: z.string().optional(),
   files: z.array(z.string()),
   conflicts: z.array(ConflictShape).optional(),
