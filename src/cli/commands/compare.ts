@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import { rankCandidates, type RankedCandidate } from '../../common/ranking';
-import { formatDuration } from '../../common/format';
+import type { RankedCandidate } from '../../common/ranking';
+import { rankTasks } from '../../engine/tasks';
+import { formatDuration, plural } from '../../common/format';
 import { addCommonOptions, requireTask, storeFor, taskIdArgument, type CommonOptions } from '../common';
-import { table, termSafe } from '../format';
+import { shortId, table, termSafe } from '../format';
 import { UsageError, printJson, type CliIo } from '../io';
 
 /**
@@ -23,8 +24,8 @@ async function compare(io: CliIo, ids: string[], opts: CommonOptions): Promise<v
   const unique = [...new Set(ids)];
   if (unique.length < 2) throw new UsageError('Name two tasks or more to compare (see `caesar ps`).');
   const store = storeFor(io, opts);
-  const views = await Promise.all(unique.map((id) => requireTask(store, id)));
-  const ranked = rankCandidates(views);
+  for (const id of unique) await requireTask(store, id);
+  const ranked = await rankTasks(store.root, unique);
   if (opts.json) {
     printJson(io, ranked);
     return;
@@ -33,13 +34,15 @@ async function compare(io: CliIo, ids: string[], opts: CommonOptions): Promise<v
 }
 
 function rankingText(ranked: readonly RankedCandidate[]): string[] {
+  const rankOf = new Map(ranked.map((r, i) => [r.id, i + 1]));
+  // Numbered by position, as the why lines name them ("after #2"); tied tasks say so there.
   const rows = ranked.map((r, i) => [
     `#${i + 1}`,
-    termSafe(r.id),
+    termSafe(shortId(r.id)),
     termSafe(r.agent),
     r.status,
     r.checks.total === 0 ? '-' : `${r.checks.passed}/${r.checks.total}`,
-    `${r.changed_lines} lines, ${r.files} file${r.files === 1 ? '' : 's'}`,
+    `${plural(r.changed_lines, 'line')}, ${plural(r.files, 'file')}${r.same_change_as ? ` (same as #${rankOf.get(r.same_change_as)})` : ''}`,
     r.duration_ms === undefined ? '-' : formatDuration(r.duration_ms),
     r.cost_usd === undefined ? '-' : `$${r.cost_usd.toFixed(2)}`,
   ]);

@@ -55,6 +55,7 @@ export {
 } from '../store/store';
 export { DEFAULT_MAX_PARALLEL } from '../store/launch-spec';
 export { distinctPrefixLength } from '../store/task-id-prefix';
+export { rankTasks } from './compare-tasks';
 export { readJsonFile } from '../store/atomic';
 export { tailLines } from '../store/tail';
 export { bindingOf, bindingOfTaskFile, type RecordBinding } from '../store/record-seal';

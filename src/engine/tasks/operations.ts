@@ -30,6 +30,8 @@ export interface TaskDiff {
   is_empty: boolean;
   /** The unified patch (binary-safe) against base_ref; null without a worktree. */
   patch: string | null;
+  /** sha256 of the patch's bytes: two tasks with the same digest made the very same change. */
+  patch_digest?: string;
   /** Why there is no patch, when there is none. */
   message?: string;
 }
@@ -58,7 +60,7 @@ export async function diffTask(root: string, id: string): Promise<TaskDiff> {
     };
   }
   const diff = await worktreeDiff(state.worktree, state.base_ref, state.excluded_paths);
-  return { task_id: id, worktree: state.worktree, base_ref: state.base_ref, files: diff.files, is_empty: diff.is_empty, patch: diff.patch };
+  return { task_id: id, worktree: state.worktree, base_ref: state.base_ref, files: diff.files, is_empty: diff.is_empty, patch: diff.patch, patch_digest: diff.patch_digest };
 }
 
 /**

@@ -39,8 +39,30 @@ describe('ranking: best of N on evidence (src/common/ranking.ts)', () => {
     const ranked = rankCandidates([candidate('unknown', {}), candidate('known', { duration: 5_000 }), candidate('twin', { duration: 5_000 })]);
     assert.deepEqual(ranked.map((r) => r.id), ['known', 'twin', 'unknown']);
     assert.deepEqual(ranked.map((r) => r.place), [1, 1, 3]);
-    assert.match(ranked[1]!.why, /tied with #1 \(agent-known\) on every figure$/);
+    assert.match(ranked[1]!.why, /tied with #1 \(agent-known\): no figure tells them apart$/);
     assert.match(ranked[2]!.why, /a shorter run \(5s vs unknown\)$/);
+  });
+
+  it('differences a person would not notice are ties: 20 ms of run time, half a cent; what they would notice decides', () => {
+    const close = rankCandidates([candidate('b', { duration: 2_030, cost: 0.105 }), candidate('a', { duration: 2_010, cost: 0.1 })]);
+    assert.deepEqual(close.map((r) => r.place), [1, 1]);
+    assert.doesNotMatch(close.map((r) => r.why).join('\n'), /shorter run|lower cost/);
+    // 10 % of a long run is noticed; so is a tenth of a dollar.
+    const far = rankCandidates([candidate('slow', { duration: 100_000 }), candidate('quick', { duration: 85_000 })]);
+    assert.deepEqual(far.map((r) => [r.id, r.place]), [['quick', 1], ['slow', 2]]);
+    const dear = rankCandidates([candidate('dear', { cost: 0.2 }), candidate('cheap', { cost: 0.1 })]);
+    assert.deepEqual(dear.map((r) => r.id), ['cheap', 'dear']);
+  });
+
+  it('tasks that made the very same change say so, naming the first of them; changing nothing is no shared change', () => {
+    const same = (id: string, change: string, lines?: number[]) => ({ ...candidate(id, { ...(lines ? { lines } : {}) }), change });
+    const ranked = rankCandidates([same('x', 'digest-1'), same('y', 'digest-2', [5]), same('z', 'digest-1'), same('e1', 'empty', []), same('e2', 'empty', [])]);
+    const byId = new Map(ranked.map((r) => [r.id, r]));
+    assert.equal(byId.get('z')!.same_change_as, 'x');
+    assert.match(byId.get('z')!.why, /the same change as #1 \(agent-x\)/);
+    assert.equal(byId.get('x')!.same_change_as, undefined);
+    assert.equal(byId.get('y')!.same_change_as, undefined);
+    assert.equal(byId.get('e2')!.same_change_as, undefined);
   });
 
   it('without a result (still running) a task counts its recorded checks and no diff', () => {
