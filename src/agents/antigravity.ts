@@ -142,7 +142,8 @@ class AntigravityTranslator implements Translator {
   }
 
   private topLevelError(event: Record<string, unknown>): EventDraft[] {
-    const message = str(event.message) ?? str(event.error) ?? str(obj(event.error).message) ?? 'Antigravity reported an error';
+    const given = [event.message, event.error, obj(event.error).message].map(str).find((text) => text?.trim());
+    const message = given ?? 'Antigravity reported an error';
     this.failure = message;
     return [{ type: 'error', message, fatal: true }];
   }

@@ -1,11 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
 import { NATIVE_ADAPTERS } from '../../../src/agents/native';
-import { taskPaths, type ProtocolEvent } from '../../../src/protocol';
-import { makeRepo, runCliScript } from '../../engine/runtime/helpers';
-import { ensureFreshDist } from '../../support/dist-freshness.mjs';
+import { CaesarRunReplays } from './caesar-run-replay';
 import { captureWorkspace, readFixture, types } from './replay-helpers';
 
 /*
@@ -16,8 +11,6 @@ import { captureWorkspace, readFixture, types } from './replay-helpers';
  * and the outcome is the whole chain's answer to the real stream, not only the translator's.
  */
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
-const CAESAR_JS = path.join(REPO_ROOT, 'dist', 'caesar.js');
 const END = 'CAESAR_CAPTURE_END';
 
 interface ReplayCase {
@@ -101,24 +94,11 @@ const CASES: ReplayCase[] = [
   },
 ];
 
-interface Outcome {
-  task_id: string;
-  status: string;
-  report: { status: string; summary: string };
-  diff: { files: Array<{ path: string }> };
-}
-
 describe('captures of the real CLIs replayed through `caesar run` (fake CLI on PATH)', function () {
   this.timeout(90_000);
-  const scratch: string[] = [];
-
-  before(() => {
-    ensureFreshDist(REPO_ROOT);
-  });
-
-  after(() => {
-    for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
-  });
+  const replays = new CaesarRunReplays();
+  before(() => replays.prepare());
+  after(() => replays.cleanup());
 
   it('covers every native adapter, with a success and a failure each', () => {
     for (const adapter of NATIVE_ADAPTERS) {
@@ -130,18 +110,8 @@ describe('captures of the real CLIs replayed through `caesar run` (fake CLI on P
   for (const c of CASES) {
     it(`${c.capture}: ${c.failure ? 'the task fails with the stream\'s own explanation' : 'the task succeeds with the translated work and final text'}`, async () => {
       const adapter = NATIVE_ADAPTERS.find((a) => c.capture.startsWith(`${a.id}-`))!;
-      const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-replay-run-')));
-      scratch.push(dir);
-      const bin = path.join(dir, 'bin');
-      mkdirSync(bin);
-      writeFileSync(path.join(bin, adapter.bin), fakeCli(c), { mode: 0o755 });
-      const repo = makeRepo();
-      scratch.push(repo);
-
-      const args = ['run', `replay ${c.capture}`, '--agent', adapter.id, '--mode', c.mode ?? 'write', '--isolation', 'worktree', '--json'];
-      const run = await runCliScript(CAESAR_JS, args, repo, 60_000, cliEnv(dir, bin));
-      const outcome = JSON.parse(run.stdout) as Outcome;
-      const events = readEvents(repo, outcome.task_id);
+      const args = [`replay ${c.capture}`, '--agent', adapter.id, '--mode', c.mode ?? 'write'];
+      const { run, outcome, events } = await replays.run({ [adapter.bin]: fakeCli(c) }, args);
 
       const started = events[0];
       assert.ok(started?.type === 'started' && started.command.startsWith(`${adapter.bin} `), `the fake ${adapter.bin} ran: ${JSON.stringify(started)}`);
@@ -188,19 +158,4 @@ function fakeCli(c: ReplayCase): string {
     `exit ${c.exit}`,
     '',
   ].join('\n');
-}
-
-/** The user's environment without Caesar's own variables, a private HOME, and the fake CLI first on PATH. */
-function cliEnv(dir: string, bin: string): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CAESAR_')));
-  const home = path.join(dir, 'home');
-  mkdirSync(home);
-  return { ...env, HOME: home, PATH: `${bin}:${process.env.PATH ?? ''}`, CAESAR_WARM_SUPERVISOR: '0' };
-}
-
-function readEvents(repo: string, id: string): ProtocolEvent[] {
-  return readFileSync(taskPaths(repo, id).events, 'utf8')
-    .split('\n')
-    .filter((line) => line.trim())
-    .map((line) => JSON.parse(line) as ProtocolEvent);
 }
