@@ -51,6 +51,8 @@ describe('antigravity translator (real captures from the reference implementatio
     const top = replayText(antigravityAdapter, '{"event":"error","error":{"message":"auth"}}', 1);
     assert.deepEqual(top.events, [{ type: 'error', message: 'auth', fatal: true }]);
     assert.equal(top.summary.nativeFailure, 'auth');
+    const blank = replayText(antigravityAdapter, '{"event":"error","message":"  "}', 1);
+    assert.deepEqual(blank.events, [{ type: 'error', message: 'Antigravity reported an error', fatal: true }]);
   });
 
   it('a JSON response is offered as the structured output (schema tier)', () => {
