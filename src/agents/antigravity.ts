@@ -1,20 +1,32 @@
 import { promptForArgv } from './argv-prompt';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
-import { ToolPairing, UsageTotals, displayCommand, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject, str, summarizeInput } from './stream';
+import { UsageTotals, displayCommand, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject, str } from './stream';
 
 /**
  * Antigravity — `agy --print --output-format stream-json`.
  *
- * ENTIRELY UNVERIFIED. `agy` is not on the npm registry and cannot be installed or run on this project's machines.
- * This adapter is built from the CLI's documented flags (as the reference implementation uses them:
- * `--print <prompt> --output-format stream-json --mode plan|accept-edits --print-timeout <Go duration> --add-dir
- * --model --json-schema --dangerously-skip-permissions`), and its translator is tested only with HAND-WRITTEN lines
- * (test/agents/replay/antigravity.test.ts), shaped after the documented events: `step_update` steps
- * (`agent_response` with a `text_delta`, `error_message`, and — assumed — `tool_call`/`tool_result` with an id),
- * `result{status: "SUCCESS"|…, response, error, usage?}` and a top-level `error`.
- * Consequences: the prompt stays on argv (stdin support is not documented), the channel is not offered (nothing
- * injects a per-task MCP server; reference §8.19), and nothing here is proven against a real binary.
+ * `agy` is not on the npm registry and cannot be installed or run on this project's machines. The command line is
+ * built from the CLI's documented flags (as the reference implementation uses them: `--print <prompt> --output-format
+ * stream-json --mode plan|accept-edits --print-timeout <Go duration> --add-dir --model --json-schema
+ * --dangerously-skip-permissions`) and is UNVERIFIED: the flags, the modes and the prompt on argv (stdin support is
+ * not documented) were never run here.
+ *
+ * The translator is VERIFIED on two real captures of the stream, copied verbatim from the public reference
+ * implementation's test fixtures (test/agents/fixtures/antigravity-ok and antigravity-quota; provenance in their .cmd):
+ * - every line is `{"event": <kind>, <kind>: {…}}` (not `type`): `init` (cwd, the 56 tool names, permission_mode, the
+ *   echoed json_schema), `step_update` and `result`;
+ * - `step_update.step_update` = {step_index, state "DONE", step_type, duration_seconds?, text_delta?, usage?}, with
+ *   step types `user_input`, `unknown`, `agent_response`, `checkpoint` and `error_message`;
+ * - an `agent_response` may carry its text in `text_delta` ("OK\n" in the success run) or nothing at all (the quota
+ *   run); an `error_message` step carries NO text, not even an empty field: the reason only comes in the result;
+ * - `result.result` = {status "SUCCESS"|"ERROR", response, error?, duration_seconds, num_turns, usage{input_tokens,
+ *   output_tokens, thinking_tokens, cache_read_tokens, total_tokens}}: `error` holds the whole explanation
+ *   ("Individual quota reached…"), `response` the final text, and `usage` the run's totals (the sum of the steps').
+ * Neither capture called a tool, so the tool steps' shape is unknown and no `tool_use` is emitted: a branch guessed
+ * from a plausible convention would match nothing real. A top-level `error` event was never observed either; it is
+ * read defensively, in the same `event`/payload convention. The channel is not offered (nothing injects a per-task
+ * MCP server; reference §8.19).
  */
 export const antigravityAdapter: AgentAdapter = {
   id: 'antigravity',
@@ -29,7 +41,7 @@ export const antigravityAdapter: AgentAdapter = {
     schemaTier: true,
     channel: false,
     model: true,
-    reportsUsage: false,
+    reportsUsage: true,
   },
   build: buildAntigravity,
   createTranslator: () => new AntigravityTranslator(),
@@ -60,10 +72,13 @@ function buildAntigravity(ctx: BuildContext): SpawnPlan {
   };
 }
 
+const SILENT_ERROR_STEP = 'Antigravity reported an error, without giving its text in its stream.';
+
 class AntigravityTranslator implements Translator {
-  private readonly tools = new ToolPairing();
   private readonly usage = new UsageTotals();
+  /** The text of the `agent_response` step being streamed, and that step's index: a step's deltas make one message. */
   private pending = '';
+  private pendingStep: number | undefined;
   private finalText: string | undefined;
   private response: string | undefined;
   private failure: string | undefined;
@@ -71,60 +86,66 @@ class AntigravityTranslator implements Translator {
   line(native: string): EventDraft[] {
     const event = parseJsonLine(native);
     if (!event) return [];
-    switch (str(event.type)) {
+    switch (str(event.event)) {
       case 'step_update':
-        return this.step(obj(event.step ?? event));
+        return this.step(obj(event.step_update));
       case 'result':
-        return [...this.flush(), ...this.result(event)];
-      case 'error': {
-        const message = str(event.message) ?? str(obj(event.error).message) ?? 'Antigravity reported an error';
-        this.failure = message;
-        return [...this.flush(), { type: 'error', message, fatal: true }];
-      }
+        return [...this.flush(), ...this.result(obj(event.result))];
+      case 'error':
+        return [...this.flush(), ...this.topLevelError(event)];
       default:
+        // `init` (tools, permission mode) and anything newer: kept in raw.log only.
         return [];
     }
   }
 
   private step(step: Record<string, unknown>): EventDraft[] {
-    const kind = str(step.type) ?? str(step.kind);
+    const kind = str(step.step_type);
+    const index = num(step.step_index);
+    const out = kind === 'agent_response' && index === this.pendingStep ? [] : this.flush();
     if (kind === 'agent_response') {
       const delta = str(step.text_delta);
-      if (delta !== undefined) this.pending += delta;
-      return [];
+      if (delta) {
+        this.pending += delta;
+        this.pendingStep = index;
+      }
+    } else if (kind === 'error_message') {
+      out.push({ type: 'error', message: SILENT_ERROR_STEP, fatal: false });
     }
-    const out = this.flush();
-    if (kind === 'error_message') {
-      const message = str(step.message) ?? 'Antigravity reported an error, without giving its text in its stream.';
-      out.push({ type: 'error', message, fatal: false });
-    } else if (kind === 'tool_call') {
-      out.push(...this.tools.start(str(step.id) ?? '', str(step.name) ?? 'tool', summarizeInput(step.input ?? step.args)));
-    } else if (kind === 'tool_result') {
-      out.push(...this.tools.end(str(step.id) ?? '', step.is_error !== true && str(step.status) !== 'error'));
-    }
+    // Per-step usage is summed in case the result never comes; the result's totals replace it.
+    this.usage.add(tokens(obj(step.usage)));
     return out;
   }
 
   private flush(): EventDraft[] {
     const text = this.pending;
     this.pending = '';
+    this.pendingStep = undefined;
     if (!text.trim()) return [];
     this.finalText = lastNonEmpty(this.finalText, text);
     return [{ type: 'message', text }];
   }
 
-  private result(event: Record<string, unknown>): EventDraft[] {
-    const usage = obj(event.usage);
-    this.usage.set({ input_tokens: num(usage.input_tokens), output_tokens: num(usage.output_tokens), duration_ms: num(event.duration_ms) });
-    const response = str(event.response);
+  private result(result: Record<string, unknown>): EventDraft[] {
+    const seconds = num(result.duration_seconds);
+    this.usage.set({ ...tokens(obj(result.usage)), ...(seconds !== undefined ? { duration_ms: seconds * 1000 } : {}) });
+    const response = str(result.response);
     if (response?.trim()) this.response = response;
-    const error = str(event.error) ?? str(obj(event.error).message);
+    const error = str(result.error);
     if (error?.trim()) {
       this.failure = error;
       return [{ type: 'error', message: error, fatal: true }];
     }
-    if (str(event.status) !== 'SUCCESS') this.failure = `Antigravity ended with status ${str(event.status) ?? 'unknown'}`;
+    const status = str(result.status);
+    if (status !== 'SUCCESS') this.failure = `Antigravity ended with status ${status ?? 'unknown'}`;
     return [];
+  }
+
+  private topLevelError(event: Record<string, unknown>): EventDraft[] {
+    const given = [event.message, event.error, obj(event.error).message].map(str).find((text) => text?.trim());
+    const message = given ?? 'Antigravity reported an error';
+    this.failure = message;
+    return [{ type: 'error', message, fatal: true }];
   }
 
   end(exitCode: number | null): TranslationSummary {
@@ -139,4 +160,17 @@ class AntigravityTranslator implements Translator {
     if (failure) summary.nativeFailure = failure;
     return summary;
   }
+}
+
+/**
+ * The token counts of a step's or the result's `usage`. thinking_tokens are not added: the capture's total_tokens is
+ * input + output, so they are already counted in output_tokens.
+ */
+function tokens(usage: Record<string, unknown>): { input_tokens?: number; output_tokens?: number } {
+  const counts: { input_tokens?: number; output_tokens?: number } = {};
+  const input = num(usage.input_tokens);
+  const output = num(usage.output_tokens);
+  if (input !== undefined) counts.input_tokens = input;
+  if (output !== undefined) counts.output_tokens = output;
+  return counts;
 }

@@ -22,7 +22,7 @@ const EMPTY_CAPTURES: Record<string, { exitCode: number; failure: string }> = {
 
 const JSON_FORMAT_CAPTURES = ['claude-write-jsonformat', 'gemini-shell-json'];
 
-describe('every capture in test/agents/fixtures (copied from ../shared/agents/captures)', () => {
+describe('every capture in test/agents/fixtures (copied from ../shared/agents/captures; antigravity-* from the reference implementation)', () => {
   const names = captureNames('');
 
   it('holds the captures of the five runnable CLIs', () => {

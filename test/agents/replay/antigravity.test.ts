@@ -1,48 +1,64 @@
 import * as assert from 'node:assert/strict';
 import { antigravityAdapter, goDuration } from '../../../src/agents/antigravity';
-import { assertToolsPaired, replayText } from './replay-helpers';
+import { assertNoHollowText, readFixture, replay, replayText } from './replay-helpers';
+
+const SILENT_ERROR = { type: 'error', message: 'Antigravity reported an error, without giving its text in its stream.', fatal: false };
+const QUOTA = 'Individual quota reached. Please upgrade your subscription to increase your limits. Resets in 101h33m31s.';
 
 /**
- * HAND-WRITTEN lines: antigravity (`agy`) cannot be installed here, so these lines follow its documented stream
- * (reference-behaviours §3.5) and are not captures. Nothing here proves the real CLI.
+ * Real captures of `agy --output-format stream-json`, copied from the public reference implementation's fixtures
+ * (provenance in test/agents/fixtures/antigravity-*.cmd): agy cannot run here. Neither recorded its exit code, so each
+ * is replayed with 0: the stream alone must say whether the run failed.
  */
-const HANDWRITTEN = [
-  '{"type":"step_update","step":{"type":"agent_response","text_delta":"Looking at "}}',
-  '{"type":"step_update","step":{"type":"agent_response","text_delta":"the code."}}',
-  '{"type":"step_update","step":{"type":"tool_call","id":"call_1","name":"run_command","input":{"command":"ls"}}}',
-  '{"type":"step_update","step":{"type":"tool_result","id":"call_1","status":"ok"}}',
-  '{"type":"step_update","step":{"type":"error_message"}}',
-  '{"type":"step_update","step":{"type":"agent_response","text_delta":"All done."}}',
-  '{"type":"result","status":"SUCCESS","response":"All done."}',
-].join('\n');
-
-describe('antigravity translator (UNVERIFIED: hand-written lines)', () => {
-  it('text deltas are merged, tool calls paired, error steps non-fatal, result response is the final text', () => {
-    const { events, summary } = replayText(antigravityAdapter, HANDWRITTEN, 0);
-    assert.deepEqual(events, [
-      { type: 'message', text: 'Looking at the code.' },
-      { type: 'tool_use', tool: 'run_command', id: 'call_1', input_summary: 'ls', status: 'started' },
-      { type: 'tool_use', tool: 'run_command', id: 'call_1', input_summary: 'ls', status: 'succeeded' },
-      { type: 'error', message: 'Antigravity reported an error, without giving its text in its stream.', fatal: false },
-      { type: 'message', text: 'All done.' },
-    ]);
-    assertToolsPaired(events);
-    assert.deepEqual(summary, { finalText: 'All done.' });
+describe('antigravity translator (real captures from the reference implementation)', () => {
+  it('antigravity-ok: the text_delta of the agent_response is the message, the result response the final text, usage the totals', () => {
+    const { events, summary } = replay(antigravityAdapter, 'antigravity-ok', 0);
+    assert.deepEqual(events, [{ type: 'message', text: 'OK\n' }]);
+    assert.deepEqual(summary, { finalText: 'OK\n', usage: { input_tokens: 16932, output_tokens: 291, duration_ms: 5582 } });
   });
 
-  it('a result error or a non-SUCCESS status is the native failure; a top-level error is fatal', () => {
-    const failed = replayText(antigravityAdapter, '{"type":"result","status":"ERROR","error":"quota exhausted"}', 1);
-    assert.deepEqual(failed.events, [{ type: 'error', message: 'quota exhausted', fatal: true }]);
-    assert.equal(failed.summary.nativeFailure, 'quota exhausted');
-    const cancelled = replayText(antigravityAdapter, '{"type":"result","status":"CANCELLED"}', 0);
+  it('antigravity-quota: each text-less error_message step is a notice, result.error is the fatal error and the failure', () => {
+    const { events, stamped, summary } = replay(antigravityAdapter, 'antigravity-quota', 0);
+    assert.deepEqual(events, [SILENT_ERROR, SILENT_ERROR, SILENT_ERROR, { type: 'error', message: QUOTA, fatal: true }]);
+    assert.equal(stamped.length, 4);
+    assert.deepEqual(summary, { nativeFailure: QUOTA, usage: { input_tokens: 0, output_tokens: 0, duration_ms: 4377 } });
+  });
+
+  it('a stream cut before its result still gives the streamed text, the steps\' usage, and fails on the exit code', () => {
+    const cut = readFixture('antigravity-ok.jsonl').split('\n').filter((l) => !l.startsWith('{"event":"result"')).join('\n');
+    const { events, summary } = replayText(antigravityAdapter, cut, 1);
+    assert.deepEqual(events, [{ type: 'message', text: 'OK\n' }]);
+    assert.deepEqual(summary, { finalText: 'OK\n', usage: { input_tokens: 16932, output_tokens: 291 }, nativeFailure: 'agy exited with code 1' });
+  });
+
+  // Variations of the captured lines (same fields, other values), for the branches the two runs did not take.
+  it('the deltas of one step make one message; the next step, or the result, closes it', () => {
+    const delta = (index: number, text: string) =>
+      JSON.stringify({ event: 'step_update', step_update: { step_index: index, state: 'DONE', step_type: 'agent_response', text_delta: text } });
+    const { events, summary } = replayText(antigravityAdapter, [delta(2, 'Looking at '), delta(2, 'the code.'), delta(3, 'All done.'), '{"event":"result","result":{"status":"SUCCESS"}}'].join('\n'), 0);
+    assert.deepEqual(events, [
+      { type: 'message', text: 'Looking at the code.' },
+      { type: 'message', text: 'All done.' },
+    ]);
+    assert.equal(summary.finalText, 'All done.');
+    assertNoHollowText(events);
+  });
+
+  it('a result status other than SUCCESS without an error is still the failure; a top-level error is fatal', () => {
+    const cancelled = replayText(antigravityAdapter, '{"event":"result","result":{"status":"CANCELLED","response":""}}', 0);
+    assert.deepEqual(cancelled.events, []);
     assert.equal(cancelled.summary.nativeFailure, 'Antigravity ended with status CANCELLED');
-    const top = replayText(antigravityAdapter, '{"type":"error","error":{"message":"auth"}}', 1);
+    const top = replayText(antigravityAdapter, '{"event":"error","error":{"message":"auth"}}', 1);
     assert.deepEqual(top.events, [{ type: 'error', message: 'auth', fatal: true }]);
+    assert.equal(top.summary.nativeFailure, 'auth');
+    const blank = replayText(antigravityAdapter, '{"event":"error","message":"  "}', 1);
+    assert.deepEqual(blank.events, [{ type: 'error', message: 'Antigravity reported an error', fatal: true }]);
   });
 
   it('a JSON response is offered as the structured output (schema tier)', () => {
-    const { summary } = replayText(antigravityAdapter, '{"type":"result","status":"SUCCESS","response":"{\\"status\\":\\"success\\"}"}', 0);
+    const { summary } = replayText(antigravityAdapter, '{"event":"result","result":{"status":"SUCCESS","response":"{\\"status\\":\\"success\\"}"}}', 0);
     assert.deepEqual(summary.structuredOutput, { status: 'success' });
+    assert.equal(summary.nativeFailure, undefined);
   });
 
   it('the print timeout is a Go duration rounded up to whole seconds', () => {

@@ -230,7 +230,7 @@ describe('capabilities', () => {
   it('schema tier where the CLI has one (codex, claude, antigravity), usage where the stream carries it', () => {
     const by = (pick: (a: AgentAdapter) => boolean) => NATIVE_ADAPTERS.filter(pick).map((a) => a.id);
     assert.deepEqual(by((a) => a.capabilities.schemaTier), ['codex', 'claude', 'antigravity']);
-    assert.deepEqual(by((a) => a.capabilities.reportsUsage), ['codex', 'claude', 'opencode', 'copilot', 'gemini']);
+    assert.deepEqual(by((a) => a.capabilities.reportsUsage), ['codex', 'claude', 'opencode', 'copilot', 'gemini', 'antigravity']);
     assert.equal(codexAdapter.capabilities.network, 'write-only');
   });
   it('plans are plain data (no functions), so the supervisor can log them', () => {
