@@ -293,9 +293,11 @@ export function synthesize(input: Pick<ResolveReportInput, 'taskId' | 'translati
           : undefined;
   let summary: string;
   if (finalText) summary = clamp(finalText, 2000);
+  // The translator understood the agent's own failure: its words say it all; raw stream lines would only bury them.
+  else if (outcome.nativeFailure !== undefined) summary = '';
   else if (lastLines.length) summary = `No report received; last log lines: ${lastLines.map((l) => clamp(l, 300)).join(' | ')}`;
   else summary = 'No report received and the agent printed nothing usable.';
-  if (why) summary = `${why} ${summary}`;
+  if (why) summary = summary ? `${why} ${summary}` : why;
   return parseReport({
     protocol: DOCUMENT_IDS.report,
     task_id: input.taskId,

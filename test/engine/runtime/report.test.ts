@@ -119,5 +119,8 @@ describe('engine runtime: report tiers (reference §2.8)', () => {
     const r = await resolveReport(input(p));
     assert.equal(r.report.summary, 'No report received; last log lines: 2 | 3 | 4 | 5 | 6');
     assert.match(synthesize({ taskId: 't', translation: {}, outcome: ok }, []).summary, /nothing usable/);
+    // An error the translator understood is the summary, not buried under the raw stream's JSON lines.
+    const quota = synthesize({ taskId: 't', translation: {}, outcome: { ...ok, exitCode: 1, nativeFailure: 'Individual quota reached.' } }, ['{"event":"result"}']);
+    assert.equal(quota.summary, 'The agent reported a failure: Individual quota reached.');
   });
 });
