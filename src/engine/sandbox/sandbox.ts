@@ -150,7 +150,8 @@ function notSandboxedFinding(why: string): Finding {
   return {
     severity: 'high',
     title: 'Not sandboxed',
-    detail: `not sandboxed: ${why}. The agent could write anywhere its user can (the repository's git dir, .caesar/, other tasks, your home). To refuse unsandboxed runs instead: [sandbox] mode = "required".`,
+    // Shown after its title ("Not sandboxed: …"): the reason alone, as a sentence.
+    detail: `${why.charAt(0).toUpperCase()}${why.slice(1)}. The agent could write anywhere its user can (the repository's git dir, .caesar/, other tasks, your home). To refuse unsandboxed runs instead: [sandbox] mode = "required".`,
   };
 }
 

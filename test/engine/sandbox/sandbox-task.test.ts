@@ -88,7 +88,8 @@ import { probeAgent, probeResults } from './helpers';
     const finding = done.result.report.findings.find((f) => f.title === 'Not sandboxed');
     assert.ok(finding, JSON.stringify(done.result.report.findings));
     assert.equal(finding.severity, 'high');
-    assert.match(finding.detail, /not sandboxed: bubblewrap \(bwrap\) is not installed.*apt install bubblewrap/);
+    // Read after its title ("Not sandboxed: …"): the reason as a sentence, never "Not sandboxed: not sandboxed: …".
+    assert.match(finding.detail, /^Bubblewrap \(bwrap\) is not installed.*apt install bubblewrap/);
     assert.equal(probeResults(done.state.worktree!).get('home'), 'ok', 'unconfined indeed');
   });
 
