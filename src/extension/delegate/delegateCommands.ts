@@ -89,6 +89,7 @@ export class DelegateCommands extends Disposable {
       preset.checks = asked.checks;
     }
     const common = { ...requestOf({ ...preset, objective }), isolation: 'worktree' as const };
+    if (agents.length === 1) void vscode.window.showInformationMessage(`Caesar: only ${agents[0]} was checked, so it runs alone; check two or more agents to compare their results.`);
     return this.launch(root, agents.map((agent) => ({ label: agent, request: { ...common, agent, role: undefined } })));
   }
 

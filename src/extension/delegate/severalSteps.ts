@@ -52,6 +52,17 @@ export async function askSeveralAgents(steps: QuickSteps, choices: DelegateChoic
   }
 }
 
+/**
+ * The usable agents, checkable; then, under one separator each, the agents that cannot be used here and why: a
+ * separator has no checkbox, so nothing unusable can be checked, and its reason is read in full.
+ */
+function severalItems(choices: DelegateChoices): TargetItem[] {
+  const agents = choices.targets.filter((t) => t.kind === 'agent');
+  const usable = targetItems(agents.filter((t) => t.usable), undefined, choices.sandbox);
+  const unusable = agents.filter((t) => !t.usable).map((t): TargetItem => ({ label: `${t.label} cannot be used here: ${t.verdict}${t.detail ? ` — ${t.detail}` : ''}`, kind: vscode.QuickPickItemKind.Separator }));
+  return [...usable, ...unusable];
+}
+
 async function checksStep(steps: QuickSteps, current: string[]): Promise<Outcome<string[]>> {
   const value = await steps.inputStep('checks', {
     title: 'Caesar: Delegate to Several Agents — checks',
@@ -73,29 +84,17 @@ function severalStep(steps: QuickSteps, choices: DelegateChoices, preset: string
   pick.placeholder = 'Check two or more agents; each runs the objective in its own worktree';
   pick.ignoreFocusOut = true;
   pick.buttons = [vscode.QuickInputButtons.Back, CHECKS_BUTTON];
-  pick.items = targetItems(
-    choices.targets.filter((t) => t.kind === 'agent'),
-    undefined,
-    choices.sandbox,
-  );
+  pick.items = severalItems(choices);
   pick.selectedItems = pick.items.filter((i) => i.target && preset.includes(i.target.name));
   let pressed: ((b: vscode.QuickInputButton) => void) | undefined;
   const press = (tooltip: string) => pick.buttons.filter((b) => b.tooltip === tooltip).forEach((b) => pressed?.(b));
   return steps.run('targets', pick as vscode.QuickPick<vscode.QuickPickItem>, (settle) => [
     pick.onDidAccept(() => {
-      const chosen = pick.selectedItems.map((i) => i.target).filter((t): t is TargetChoice => !!t);
-      const unusable = chosen.filter((t) => !t.usable);
-      if (unusable.length) {
-        pick.placeholder = unusable.map((t) => `${t.name} cannot be used: ${t.verdict}`).join('; ');
-        return;
-      }
-      // One agent is "Delegate Task": said, instead of silently starting a single task nothing is compared with.
-      if (chosen.length < 2) {
-        const usable = choices.targets.filter((t) => t.kind === 'agent' && t.usable).length;
-        pick.placeholder =
-          usable < 2
-            ? `Only ${usable} agent can be used here: delegate to it with Caesar: Delegate Task (install another agent to compare)`
-            : `Check two or more agents to compare (${chosen.length} checked); for one agent, use Caesar: Delegate Task`;
+      const chosen = pick.selectedItems.map((i) => i.target).filter((t): t is TargetChoice => !!t && t.usable);
+      // None checked: Enter means nothing yet (the placeholder says what to do). One checked runs that agent alone —
+      // the caller says there is nothing to compare it with — rather than ignoring the Enter.
+      if (chosen.length === 0) {
+        pick.placeholder = 'Check at least one agent (two or more to compare them), then press Enter';
         return;
       }
       settle(chosen.map((t) => t.name));
