@@ -175,8 +175,9 @@ export class DelegateCommands extends Disposable {
     for (const t of outcome.tasks) {
       for (const w of t.warnings) void vscode.window.showWarningMessage(`Caesar (${t.launch.agent}): ${w}`);
     }
-    // Reveal every new task; the first one ends up selected.
+    // Reveal every new task; the first one ends up selected, and its timeline opens: the work is watched from there.
     for (const t of [...outcome.tasks].reverse()) await this.reveal(t.id);
+    if (outcome.tasks[0]) await vscode.commands.executeCommand('caesar.openTimeline', outcome.tasks[0].id);
     return outcome;
   }
 

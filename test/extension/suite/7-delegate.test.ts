@@ -213,6 +213,8 @@ describe('Caesar: Delegate Task', () => {
     await enter();
     const outcome = await outcomeOf(api, done);
     assert.deepEqual(outcome?.tasks.map((t) => t.launch.agent), ['demo'], 'the one checked agent ran, instead of the Enter doing nothing');
+    // A new task opens its timeline: the work is watched from there.
+    assert.ok(api.timeline.openTaskIds().includes(outcome!.tasks[0]!.id), JSON.stringify(api.timeline.openTaskIds()));
     assert.equal(await settled(api, outcome!.tasks[0]!.id), 'succeeded');
   });
 
