@@ -16,3 +16,18 @@ export function briefTextTooLarge(objective: string, context: string): string | 
     'Put the material in a file of the workspace and name it in the objective instead.'
   );
 }
+
+/**
+ * The longest answer to an agent's question (UTF-8 bytes). A person's or an orchestrator's answer is words; past
+ * this it is refused with this message rather than written (issue 34: a 10 MB caesar_answer was taken). 1 MiB is
+ * also what the return channel hands an asking agent whole (src/mcp/channel/server.ts), so any answer taken
+ * reaches the agent entire.
+ */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/** Why an answer is too large to write, or undefined when it fits. */
+export function answerTooLarge(answer: string): string | undefined {
+  const bytes = Buffer.byteLength(answer, 'utf8');
+  if (bytes <= MAX_ANSWER_BYTES) return undefined;
+  return `The answer is ${formatBytes(bytes)}, over the ${formatBytes(MAX_ANSWER_BYTES)} limit: nothing was written. Put the material in a file of the workspace and name it in the answer instead.`;
+}
