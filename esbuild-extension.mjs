@@ -11,3 +11,23 @@ export function extensionBundle({ production = false, testSeams = false } = {}) 
     define: { CAESAR_TEST_SEAMS: JSON.stringify(testSeams && !production) },
   };
 }
+
+// Names only the in-editor tests' API has (src/extension/api.ts): its drivers answer a question as the person would
+// (questions), drive the pickers and the Delegate flow, reach the task store, silence modals and Workspace Trust. The
+// shipped extension exports no API at all (issue 34); finding one of these in a production bundle means it does.
+// (`choose`, `currentStep`, `store`, `search` are also names of the extension's own internals, so the API's siblings
+// and error texts stand for them.)
+export const TEST_API_MARKERS = [
+  'setRemindAfterMs',
+  'waitForNotice',
+  'promptOpen',
+  'waitForStep',
+  'treeSnapshot',
+  'waitForTree',
+  'statusSnapshot',
+  'childrenShown',
+  'setTrustProbe',
+  'setConfirm',
+  'a question notification for task',
+  'tree condition not met within',
+];

@@ -31,8 +31,11 @@ export interface TreeItemSnapshot {
 }
 
 /**
- * What activate() returns. The extension tests read the live tree, the timeline panels and the status bar through
- * it; nothing here is needed by users (the commands are the user surface).
+ * What activate() returns in the in-editor tests' build only (CAESAR_TEST_SEAMS; extension.ts): the tests read the
+ * live tree, the timeline panels and the status bar through it, and drive what a person would (answer a question,
+ * pick in a picker, search a timeline). Any installed extension can reach an extension's exports, so the shipped
+ * build exports nothing (issue 34; test/unit/extension/packaged-api.test.ts checks the .vsix): the commands are the
+ * user surface.
  */
 export interface CaesarApi {
   /** The first folder's caesar root. */

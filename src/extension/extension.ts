@@ -88,35 +88,34 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
   const startup = () => showOnStartup(tasks, timelines, log).catch((err: Error) => log.warn(`showing the Caesar view on startup: ${err.message}`));
   void startup();
 
-  return createCaesarApi({
-    roots: roots.map((r) => r.root),
-    tasks,
-    tree,
-    view,
-    status,
-    timelines,
-    delegator,
-    inbox,
-    cliPath: window.cliScript,
-    timing: { activationMs, loadAndActivateMs, bundleEvaluationMs: bundleEvaluatedAt - loadStartedAt },
-    showOnStartup: startup,
-    review: {
-      fileDecoration: (uri) => decorations.provideFileDecoration(uri),
-      treeFileUri: changeUri,
-      reviewingTaskChanges: taskMultiDiffContext,
-      // A build-time constant (esbuild define): false in what ships, so no other extension can silence the modals.
-      ...(CAESAR_TEST_SEAMS
-        ? {
-            setConfirm: (confirm: Confirm) => {
-              const previous = review.confirm;
-              review.confirm = confirm;
-              return previous;
-            },
-          }
-        : {}),
-    },
-    ...(mcp ? { mcp: mcp.provider } : {}),
-  });
+  // The API is the in-editor tests' driver (it answers questions, drives pickers, reaches the store): compiled only
+  // into their build (CAESAR_TEST_SEAMS, esbuild-extension.mjs). What ships exports nothing another extension can call.
+  return CAESAR_TEST_SEAMS
+    ? createCaesarApi({
+        roots: roots.map((r) => r.root),
+        tasks,
+        tree,
+        view,
+        status,
+        timelines,
+        delegator,
+        inbox,
+        cliPath: window.cliScript,
+        timing: { activationMs, loadAndActivateMs, bundleEvaluationMs: bundleEvaluatedAt - loadStartedAt },
+        showOnStartup: startup,
+        review: {
+          fileDecoration: (uri) => decorations.provideFileDecoration(uri),
+          treeFileUri: changeUri,
+          reviewingTaskChanges: taskMultiDiffContext,
+          setConfirm: (confirm: Confirm) => {
+            const previous = review.confirm;
+            review.confirm = confirm;
+            return previous;
+          },
+        },
+        ...(mcp ? { mcp: mcp.provider } : {}),
+      })
+    : undefined;
 }
 
 /** One task root per local folder (folders inside the same repository share its root, shown once). */

@@ -1,5 +1,5 @@
 import { DOCUMENT_IDS } from './version';
-import { ReportSchema, ReportStatusSchema, dropNulls, type Report, type ReportStatus } from './report';
+import { MAX_REPORT_DEPTH, ReportSchema, ReportStatusSchema, ReportTooDeepError, dropNulls, type Report, type ReportStatus } from './report';
 
 /**
  * What can still be read of an agent report that failed validation. The agent's verdict matters more than any other
@@ -21,9 +21,9 @@ const REBUILT = new Set(['protocol', 'status', 'summary', 'task_id']);
 
 export function salvageReport(doc: unknown): SalvagedReport {
   if (!isObject(doc)) return { dropped: ['(document)'] };
-  const cleaned = dropNulls(doc) as Record<string, unknown>;
-  const status = readStatus(cleaned.status);
   const dropped: string[] = [];
+  const cleaned = withoutNulls(doc, dropped);
+  const status = readStatus(cleaned.status);
   if (!status) dropped.push('status');
   const summary = typeof cleaned.summary === 'string' && cleaned.summary.trim() ? cleaned.summary : undefined;
   if (!summary) dropped.push('summary');
@@ -50,6 +50,20 @@ export function salvageReport(doc: unknown): SalvagedReport {
     summary: summary ?? `The agent reported "${status}"; its summary could not be read.`,
   });
   return { report, status, dropped };
+}
+
+/** The document's fields without nulls; a field nesting past MAX_REPORT_DEPTH is left out and named in `dropped`. */
+function withoutNulls(doc: Record<string, unknown>, dropped: string[]): Record<string, unknown> {
+  const cleaned: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(doc)) {
+    try {
+      if (value !== null) cleaned[key] = dropNulls(value, 1);
+    } catch (err) {
+      if (!(err instanceof ReportTooDeepError)) throw err;
+      dropped.push(`${key} (nested deeper than ${MAX_REPORT_DEPTH} levels)`);
+    }
+  }
+  return cleaned;
 }
 
 /**

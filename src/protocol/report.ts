@@ -72,15 +72,31 @@ export type Report = z.infer<typeof ReportSchema>;
 export type ReportInput = z.input<typeof ReportSchema>;
 
 /**
+ * How deeply a report may nest. Its schema goes 3 levels down (a finding's field); past this a document is refused,
+ * never walked: an agent's `[[[[…]]]]` 100,000 levels deep overflowed the stack of the walk below and failed the
+ * task's conclusion without a word (issue 34).
+ */
+export const MAX_REPORT_DEPTH = 32;
+
+/** A report (or one of its fields) nests deeper than MAX_REPORT_DEPTH. */
+export class ReportTooDeepError extends ProtocolError {
+  constructor() {
+    super(`the document nests deeper than ${MAX_REPORT_DEPTH} levels`);
+  }
+}
+
+/**
  * Removes object keys whose value is null, recursively; nulls inside arrays are kept. Agents (and strict structured
  * outputs, where optional fields are nullable) write `"usage": null` or `"line": null`, which means "absent".
+ * `depth` is the value's own depth in the document; deeper than MAX_REPORT_DEPTH throws ReportTooDeepError.
  */
-export function dropNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(dropNulls);
+export function dropNulls(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_REPORT_DEPTH) throw new ReportTooDeepError();
+  if (Array.isArray(value)) return value.map((inner: unknown) => dropNulls(inner, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
-    if (inner !== null) out[key] = dropNulls(inner);
+    if (inner !== null) out[key] = dropNulls(inner, depth + 1);
   }
   return out;
 }

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { applyTaskById, discardTask, diffTask } from '../../src/engine/tasks';
 import { baseRefPin } from '../../src/engine/git/repository-watch';
 import { call, serve, structured } from '../mcp/orchestrator-helpers';
@@ -132,7 +133,7 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
     assert.ok(existsSync(path.join(common, 'hooks', 'pre-commit')), 'what the agent planted is reported, not removed');
   });
 
-  it('an agent that deletes refs/heads/main: a critical finding naming it; MCP caesar_apply refuses until accept_repository_changes', async () => {
+  it('an agent that deletes refs/heads/main: a critical finding naming it; MCP caesar_apply refuses until the person accepts', async () => {
     const r = repo({ 'a.txt': 'one\n' });
     const before = git(r, 'rev-parse', 'HEAD');
     const done = await runShellTask(r, 'echo two >> a.txt\ngit update-ref -d refs/heads/main', UNCONFINED);
@@ -146,10 +147,19 @@ describe('reliability: the repository is watched, not trusted (issue 22)', funct
       assert.equal(refused.applied, false);
       assert.equal(refused.reason, 'repository_changed');
       assert.deepEqual(refused.repository_changes, [change]);
-      const accepted = structured(await call(served.client, 'caesar_apply', { task_id: done.id, accept_repository_changes: true }));
-      assert.equal(accepted.applied, true, String(accepted.message));
     } finally {
       await served.close();
+    }
+    // The person accepts through the client's elicitation (issue 34: the client's own flag is not taken).
+    const asking = await serve(r, {
+      capabilities: { elicitation: {} },
+      setup: (client) => client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { accept: true } })),
+    });
+    try {
+      const accepted = structured(await call(asking.client, 'caesar_apply', { task_id: done.id }));
+      assert.equal(accepted.applied, true, String(accepted.message));
+    } finally {
+      await asking.close();
     }
     assert.equal(readFileSync(path.join(r, 'a.txt'), 'utf8'), 'one\ntwo\n');
   });

@@ -60,6 +60,15 @@ export interface JournalDoc {
   record: AppliedDoc;
 }
 
+/**
+ * A change the journal will not take on as the checkout is now (a path outside it, a symlinked folder on the way, a
+ * folder or a special file the task replaces): refused before anything is copied or written, and said as such, not
+ * as a failed write.
+ */
+export class ApplyRefusedError extends Error {
+  override readonly name = 'ApplyRefusedError';
+}
+
 /** Names the files a patch touches must be: relative, inside the checkout, never git's or caesar's own folders. */
 export function assertSafeRelPath(rel: string): void {
   const parts = rel.split('/');
@@ -70,7 +79,7 @@ export function assertSafeRelPath(rel: string): void {
     parts.some((p) => p === '' || p === '.' || p === '..') ||
     parts.some((p) => p.toLowerCase() === '.git') ||
     parts[0] === '.caesar';
-  if (bad) throw new Error(`Refusing to apply a change to ${JSON.stringify(rel)}: not a plain path inside the checkout.`);
+  if (bad) throw new ApplyRefusedError(`Refusing to apply a change to ${JSON.stringify(rel)}: not a plain path inside the checkout.`);
 }
 
 /** The parent folders of `rel` inside `checkout` must be real folders (or absent), never symlinks leading elsewhere. */
@@ -81,7 +90,7 @@ async function assertNoSymlinkedParent(checkout: string, rel: string): Promise<v
     at = path.join(at, part);
     const stat = await fs.lstat(at).catch(() => undefined);
     if (!stat) return;
-    if (stat.isSymbolicLink()) throw new Error(`Refusing to write ${rel}: ${path.relative(checkout, at)} is a symbolic link.`);
+    if (stat.isSymbolicLink()) throw new ApplyRefusedError(`Refusing to write ${rel}: ${path.relative(checkout, at)} is a symbolic link.`);
     if (!stat.isDirectory()) return;
   }
 }
@@ -191,7 +200,7 @@ async function backUp(checkout: string, temp: string, paths: string[]): Promise<
   await inBatches(paths, BACKUP_CONCURRENCY, async (rel, index) => {
     assertSafeRelPath(rel);
     const parents = await dirs.parentsOf(rel);
-    if (parents.symlinked) throw new Error(`Refusing to write ${rel}: ${parents.symlinked} is a symbolic link.`);
+    if (parents.symlinked) throw new ApplyRefusedError(`Refusing to write ${rel}: ${parents.symlinked} is a symbolic link.`);
     const file = path.join(checkout, ...rel.split('/'));
     const stat = parents.missing.length ? undefined : await fs.lstat(file).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
@@ -206,8 +215,11 @@ async function backUp(checkout: string, temp: string, paths: string[]): Promise<
       const backup = String(index);
       await fs.copyFile(file, path.join(temp, 'backup', backup));
       entries[index] = { path: rel, kind: 'file', mode: stat.mode & 0o7777, mtime_ms: stat.mtimeMs, size: stat.size, backup };
+    } else if (stat.isDirectory()) {
+      // The journal keeps files and links; a folder turned into a file or a link could not be put back on a failure.
+      throw new ApplyRefusedError(`Cannot apply to ${rel}: it is a folder in your checkout, and the task replaces it with a file or a symbolic link, which Caesar does not apply. Make that change yourself, or apply the other files with --files.`);
     } else {
-      throw new Error(`Cannot apply to ${rel}: it is neither a file nor a symbolic link in the checkout.`);
+      throw new ApplyRefusedError(`Cannot apply to ${rel}: it is neither a file nor a symbolic link in your checkout (a FIFO, a socket or a device).`);
     }
     testCrashPoint('backup', ++done);
   });

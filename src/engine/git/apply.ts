@@ -14,7 +14,7 @@ import { removeWorktree } from './worktree';
 import { partialDigest, tooLargeNote } from './large-files';
 import { ApplyBusyError, acquireApplyLock, type ApplyLock } from './apply-lock';
 import { crashNow, testCrashDelay, testCrashPoint } from './apply-crash-hook';
-import { prepareApplyJournal, type ApplyJournal } from './apply-journal';
+import { ApplyRefusedError, prepareApplyJournal, type ApplyJournal } from './apply-journal';
 import { recoverLocked, type RecoveryReport } from './apply-recovery';
 
 export const APPLIED_FILE = 'applied.json';
@@ -47,6 +47,8 @@ export type ApplyFailure =
   | 'busy'
   /** Writing failed (disk full...): nothing was applied, whatever had been touched was restored. */
   | 'write_failed'
+  /** A path the change needs is not one the apply takes on as the checkout is now (a folder it replaces, a symlinked folder on the way): nothing was written. */
+  | 'unsupported_change'
   /** An interrupted apply could not be finished or rolled back yet; its journal stays. */
   | 'interrupted'
   /** The shared git dir changed during the task (result.json's repository_changes) and the user has not accepted it. */
@@ -238,6 +240,7 @@ export async function writeTransaction(tx: {
   try {
     journal = await prepareApplyJournal({ checkout: target, taskRoot: tx.root, taskId: state.id, paths: tx.touched, patch: tx.patch, record });
   } catch (error) {
+    if (error instanceof ApplyRefusedError) return refused('unsupported_change', `Nothing was applied: ${error.message} Your workspace was not touched.`);
     return refused('write_failed', `Nothing was applied: the copy of the files it would change could not be written (${errorText(error)}). Your workspace was not touched. Free some disk space and retry.`);
   }
   testCrashPoint('prepared');

@@ -11,7 +11,7 @@ import {
 import { readJsonFile } from './atomic';
 import { createExclusive } from '../../base/atomic';
 import { claimQuestion } from '../../base/question-claim';
-import { LauncherRecordSchema, TaskStateSchema, ACTIVE_STATUSES, type TaskStatus } from '../../protocol';
+import { LauncherRecordSchema, TaskStateSchema, ACTIVE_STATUSES, answerTooLarge, type TaskStatus } from '../../protocol';
 import { cancelSlurmJob } from '../cluster/slurm';
 import { readPendingQuestions } from './store';
 import { questionsClosedAt } from './questions-closed';
@@ -27,7 +27,7 @@ export class RequestError extends Error {
   override readonly name = 'RequestError';
   constructor(
     message: string,
-    readonly code: 'unknown_task' | 'ambiguous_id' | 'unknown_question' | 'already_answered' | 'expired' | 'invalid_id' | 'finished' | 'unknown_file',
+    readonly code: 'unknown_task' | 'ambiguous_id' | 'unknown_question' | 'already_answered' | 'expired' | 'invalid_id' | 'finished' | 'unknown_file' | 'too_large',
   ) {
     super(message);
   }
@@ -75,6 +75,9 @@ export async function answerQuestion(
   text: string,
   by = 'cli',
 ): Promise<AnswerFile> {
+  // Before the relay too: the supervisor on the other end checks again, this says it sooner.
+  const tooLarge = answerTooLarge(text);
+  if (tooLarge) throw new RequestError(tooLarge, 'too_large');
   const socket = delegationSocket();
   if (socket) return (await relayRequest(socket, { op: 'answer', task_id: taskId, question_id: questionId, answer: text, by: requesterOf(by) })) as AnswerFile;
   const paths = pathsFor(root, taskId);

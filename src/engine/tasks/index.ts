@@ -61,7 +61,7 @@ export { tailLines } from '../store/tail';
 export { bindingOf, bindingOfTaskFile, type RecordBinding } from '../store/record-seal';
 export { UnsealedEventError, readSealedEventLine } from '../store/sealed-events';
 export { RequestError, answerQuestion, pendingQuestions, requestCancel, unknownQuestionMessage, type CancelOutcome } from '../store/requests';
-export { applyTask, discardTask, type ApplyOutcome, type DiscardOutcome } from '../git/apply';
+export { applyTask, discardTask, unacceptedRepositoryChanges, type ApplyOutcome, type DiscardOutcome } from '../git/apply';
 export { findApplyLeftovers, recoverInterruptedApply } from '../git/apply-recovery';
 export { worktreeDiff, type FileChange } from '../git/reconcile';
 export { gitToplevel } from '../git/git';

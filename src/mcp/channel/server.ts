@@ -12,6 +12,7 @@ import {
   dropNulls,
   formatIssues,
   parseTaskDir,
+  questionTooLarge,
   readTaskText,
   taskPaths,
   type ChannelReportMarker,
@@ -195,6 +196,8 @@ export function createChannelServer(options: ChannelOptions): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     async ({ question, options: choices }, extra) => {
+      const tooLarge = questionTooLarge(question, choices ?? []);
+      if (tooLarge) return { content: [{ type: 'text', text: tooLarge }], isError: true };
       const asking = ask(paths, question, choices ?? [], waitCap, extra.signal);
       options.trackWait?.(asking);
       const out = await asking;

@@ -54,6 +54,14 @@ describe('the shipped extension API has no test seam (issue 22)', function () {
     for (const seam of SEAMS) assert.ok(forTests.includes(`${seam}:`), `${seam} is missing from the test build`);
   });
 
+  it('issue 34: the production bundle holds none of the API\'s drivers (questions, pickers, the store…)', async () => {
+    const { testDriversIn } = (await import(path.join(ROOT, 'scripts', 'check-packaged-api.mjs'))) as { testDriversIn(bundle: string): string[] };
+    assert.deepEqual(testDriversIn(await extensionBundle({ production: true, testSeams: false })), [], 'production');
+    // Control: the same check finds every one of them in the in-editor tests' bundle.
+    const { TEST_API_MARKERS } = (await import(path.join(ROOT, 'esbuild-extension.mjs'))) as { TEST_API_MARKERS: string[] };
+    assert.deepEqual(testDriversIn(await extensionBundle({ production: false, testSeams: true })), TEST_API_MARKERS);
+  });
+
   it('esbuild.mjs builds the extension from those options, and the editor test runners ask for the seams', () => {
     assert.match(readFileSync(path.join(ROOT, 'esbuild.mjs'), 'utf8'), /\.\.\.extensionBundle\(\{ production, testSeams \}\)/);
     for (const runner of ['test/extension/run.mjs', 'test/extension/electron.mjs']) {

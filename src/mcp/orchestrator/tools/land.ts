@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from '../../../protocol/zod';
-import { landTasks, shellCommand } from '../../../engine/tasks';
+import { landTasks, shellCommand, unacceptedRepositoryChanges, type LandOutcome } from '../../../engine/tasks';
+import { askToAcceptRepositoryChanges } from '../approval';
 import { guarded, ok } from '../results';
 import { TaskIdInput } from '../schemas';
 import type { OrchestratorContext } from '../context';
@@ -26,13 +27,9 @@ export function registerLandTool(server: McpServer, ctx: OrchestratorContext): v
     {
       title: 'Land tasks in order',
       description:
-        "Land finished worktree tasks one after another, in the order given, onto the checkout's CURRENT HEAD (not the commit each started from): each task's change is replayed three-way, its checks are re-run on the combined result in a scratch worktree, and only then is it written to the workspace (all or nothing, like caesar_apply). Stops at the first conflict or failed check: tasks landed before stay landed, the stopping one and those after are untouched. A conflict names the files and line ranges and gives follow_up: a caesar continue command that sends the conflict back to the same agent from the new HEAD. Refuses, before landing anything, a task still running, already applied, or one changing files the user has uncommitted edits in.",
+        "Land finished worktree tasks one after another, in the order given, onto the checkout's CURRENT HEAD (not the commit each started from): each task's change is replayed three-way, its checks are re-run on the combined result in a scratch worktree, and only then is it written to the workspace (all or nothing, like caesar_apply). Stops at the first conflict or failed check: tasks landed before stay landed, the stopping one and those after are untouched. A conflict names the files and line ranges and gives follow_up: a caesar continue command that sends the conflict back to the same agent from the new HEAD. Refuses, before landing anything, a task still running, already applied, or one changing files the user has uncommitted edits in. When the repository's shared git dir changed during a task, the user is asked to accept it (elicitation); without their yes nothing lands.",
       inputSchema: {
         task_ids: z.array(TaskIdInput).min(1).max(50).describe('The tasks to land, in order.'),
-        accept_repository_changes: z
-          .boolean()
-          .optional()
-          .describe("Land although the repository's shared git dir changed during a task (reason repository_changed lists what). Only when the user has seen that list and said so."),
       },
       outputSchema: {
         checkout: z.string(),
@@ -44,12 +41,27 @@ export function registerLandTool(server: McpServer, ctx: OrchestratorContext): v
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
-    (args) =>
+    (args, extra) =>
       guarded(async () => {
-        const outcome = await landTasks(ctx.root, args.task_ids, { acceptRepositoryChanges: args.accept_repository_changes === true });
+        const outcome = await landWithApproval(server, ctx, args.task_ids, extra.signal);
         const followUp = outcome.tasks.find((t) => t.follow_up)?.follow_up;
         const text = followUp ? `${outcome.message}\nFollow-up: ${shellCommand(followUp.command)}` : outcome.message;
         return ok({ ...outcome }, text);
       }),
   );
+}
+
+/**
+ * Lands; when the only refusals are shared git dirs that changed during tasks, asks the person (approval.ts) and lands
+ * again with their yes. Landing refuses before it writes anything, so the first try changed nothing.
+ */
+async function landWithApproval(server: McpServer, ctx: OrchestratorContext, ids: string[], signal: AbortSignal): Promise<LandOutcome> {
+  const first = await landTasks(ctx.root, ids);
+  const refusals = first.tasks.filter((t) => t.status === 'refused');
+  if (!refusals.length || refusals.some((t) => t.reason !== 'repository_changed')) return first;
+  const changes = new Map<string, string[]>();
+  for (const t of refusals) changes.set(t.task_id, (await unacceptedRepositoryChanges(ctx.root, t.task_id)) ?? []);
+  const approval = await askToAcceptRepositoryChanges(server.server, { action: 'land', changes, command: `caesar land ${ids.join(' ')} --accept-repository-changes` }, signal);
+  if (approval.approved) return landTasks(ctx.root, ids, { acceptRepositoryChanges: true });
+  return { ...first, message: `${first.message}\n${approval.message}` };
 }

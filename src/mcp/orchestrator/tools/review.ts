@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from '../../../protocol/zod';
 import { answerQuestion, applyTaskById, diffTask, isActive, requestCancel, requireTaskView } from '../../../engine/tasks';
+import { askToAcceptRepositoryChanges } from '../approval';
 import { guarded, ok, toolError } from '../results';
 import { FileChangeShape, TaskIdInput } from '../schemas';
 import type { OrchestratorContext } from '../context';
@@ -69,14 +70,10 @@ export function registerReviewTools(server: McpServer, ctx: OrchestratorContext)
     {
       title: "Apply a task's changes",
       description:
-        "Bring a finished worktree task's changes into the workspace, all or nothing: if any file does not apply cleanly to the workspace as it is now, nothing is written and the conflicting files are listed. `files` applies only those paths. The user's own uncommitted edits to other files are kept. Review with caesar_diff first.",
+        "Bring a finished worktree task's changes into the workspace, all or nothing: if any file does not apply cleanly to the workspace as it is now, nothing is written and the conflicting files are listed. `files` applies only those paths. The user's own uncommitted edits to other files are kept. Review with caesar_diff first. When the repository's shared git dir (hooks, config, refs) changed during the task, the user is asked to accept it (elicitation); without their yes nothing is applied.",
       inputSchema: {
         task_id: TaskIdInput,
         files: z.array(z.string().min(1)).optional().describe('Repository-relative paths to apply (default: every changed file).'),
-        accept_repository_changes: z
-          .boolean()
-          .optional()
-          .describe("Apply although the repository's shared git dir (hooks, config, info/, refs) changed during the task (reason repository_changed lists what). Only when the user has seen that list and said so."),
       },
       outputSchema: {
         task_id: z.string(),
@@ -92,9 +89,20 @@ export function registerReviewTools(server: McpServer, ctx: OrchestratorContext)
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
-    (args) =>
+    (args, extra) =>
       guarded(async () => {
-        const outcome = await applyTaskById(ctx.root, args.task_id, args.files, { acceptRepositoryChanges: args.accept_repository_changes === true });
+        let outcome = await applyTaskById(ctx.root, args.task_id, args.files);
+        if (outcome.reason === 'repository_changed') {
+          // Only the person accepts a changed git dir (approval.ts): asked here, never taken from the call's arguments.
+          const approval = await askToAcceptRepositoryChanges(
+            server.server,
+            { action: 'apply', changes: new Map([[args.task_id, outcome.repository_changes ?? []]]), command: `caesar apply ${args.task_id} --accept-repository-changes` },
+            extra.signal,
+          );
+          outcome = approval.approved
+            ? await applyTaskById(ctx.root, args.task_id, args.files, { acceptRepositoryChanges: true })
+            : { ...outcome, message: `${outcome.message}\n${approval.message}` };
+        }
         return ok({ task_id: args.task_id, ...outcome }, outcome.message);
       }),
   );
