@@ -73,7 +73,9 @@ describe('mcp: the orchestrator server (SDK client over stdio, built caesar.js, 
     assert.equal(outcome.report.changes_verified_by, 'git');
     assert.deepEqual(outcome.report.files.map((f: { path: string }) => f.path), ['fixture.txt']);
 
-    const status = structured(await call(served.client, 'caesar_status', { task_id: id }));
+    // The short id a person sees (caesar ps, the editor) names the task too.
+    const status = structured(await call(served.client, 'caesar_status', { task_id: id.slice(0, 10) }));
+    assert.equal(status.task_id, id);
     assert.equal(status.status, 'succeeded');
     assert.equal(status.pending, false);
     assert.ok(status.worktree && status.base_ref);
@@ -91,7 +93,7 @@ describe('mcp: the orchestrator server (SDK client over stdio, built caesar.js, 
     assert.equal(raw.raw, true);
     assert.equal(typeof raw.text, 'string');
 
-    const diff = structured(await call(served.client, 'caesar_diff', { task_id: id }));
+    const diff = structured(await call(served.client, 'caesar_diff', { task_id: id.slice(0, 12) }));
     assert.equal(diff.is_empty, false);
     assert.deepEqual(diff.files.map((f: { path: string }) => f.path), ['fixture.txt']);
     assert.match(diff.patch, /\+hello from the fixture/);

@@ -5,6 +5,7 @@ import { registerCatalogueTools } from './catalogue';
 import { registerLandTool } from './land';
 import { registerReviewTools } from './review';
 import { registerTaskTools } from './tasks';
+import { resolvingTaskIds } from '../task-id-args';
 
 export type { OrchestratorContext };
 
@@ -25,8 +26,10 @@ export const ORCHESTRATOR_TOOL_NAMES = [
 
 /** The eleven tools, each a thin adapter over src/engine/tasks. */
 export function registerOrchestratorTools(server: McpServer, ctx: OrchestratorContext): void {
-  registerTaskTools(server, ctx, new ElicitationRelay(server.server, ctx.root));
-  registerReviewTools(server, ctx);
-  registerLandTool(server, ctx);
-  registerCatalogueTools(server, ctx);
+  // Each tool's task_id / task_ids arrive whole: any unambiguous start of an id is taken (task-id-args.ts).
+  const tools = resolvingTaskIds(server, ctx.root);
+  registerTaskTools(tools, ctx, new ElicitationRelay(server.server, ctx.root));
+  registerReviewTools(tools, ctx);
+  registerLandTool(tools, ctx);
+  registerCatalogueTools(tools, ctx);
 }

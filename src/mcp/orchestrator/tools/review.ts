@@ -51,6 +51,7 @@ export function registerReviewTools(server: McpServer, ctx: OrchestratorContext)
         is_empty: z.boolean(),
         patch: z.string().nullable(),
         patch_truncated: z.boolean(),
+        patch_digest: z.string().optional().describe('sha256 of the whole patch: two tasks with the same digest made the very same change.'),
         message: z.string().optional(),
       },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
