@@ -63,15 +63,24 @@ import { assertRefused, probeAgent, probeErrors, probeResults } from './helpers'
     assert.equal(existsSync(path.join(root, '.caesar', 'planted')), true);
   });
 
-  it('a result.json the agent plants in its task folder never reaches it, and the findings say so', async () => {
+  it('a result.json and an applied.json the agent plants in its task folder never reach it, and the findings say so', async () => {
     const root = makeRepo();
     const forged = '{"protocol":"caesar.result/v1","forged":true}';
-    const { id } = await startFixture(root, {}, { ...probeAgent([['plant', `echo '${forged}' > "$(dirname "$CAESAR_TASK_FILE")/result.json"`]]), sandbox: { mode: 'required' } });
+    const probes: Array<[string, string]> = [
+      ['plant', `echo '${forged}' > "$(dirname "$CAESAR_TASK_FILE")/result.json"`],
+      ['applied', `echo '{"forged":true}' > "$(dirname "$CAESAR_TASK_FILE")/applied.json"`],
+    ];
+    const { id } = await startFixture(root, {}, { ...probeAgent(probes), sandbox: { mode: 'required' } });
     const done = await waitForFinished(root, id);
     assert.notEqual(readFileSync(taskPaths(root, id).result, 'utf8').trim(), forged);
+    assert.equal(existsSync(taskPaths(root, id).applied), false, 'a forged applied.json reached the task folder');
     const finding = done.result.report.findings.find((f) => f.title === 'Sandbox kept a write out of the task folder');
-    assert.ok(finding && /result\.json/.test(finding.detail), JSON.stringify(done.result.report.findings));
+    assert.ok(finding && /result\.json/.test(finding.detail) && /applied\.json/.test(finding.detail), JSON.stringify(done.result.report.findings));
     assert.equal(existsSync(path.join(taskPaths(root, id).dir, 'sandbox-view')), false, 'the view is removed');
+    // The control: unconfined, the forged applied.json stays in the task folder (the task then reads as applied).
+    const open = await startFixture(root, {}, { ...probeAgent(probes), sandbox: { mode: 'off' } });
+    await waitForFinished(root, open.id);
+    assert.equal(existsSync(taskPaths(root, open.id).applied), true, 'the control: unconfined, the forged applied.json did not land either');
   });
 
   it('cancel ends the whole sandbox, a setsid process without its task id included', async () => {
