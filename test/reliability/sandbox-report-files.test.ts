@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { sandboxPreflight } from '../../src/engine/sandbox';
@@ -57,6 +58,19 @@ import { probeAgent, probeErrors, probeResults } from '../engine/sandbox/helpers
     const done = await plant(`mkdir "$(dirname "$CAESAR_REPORT_PATH")/final-message.txt" && ln -s ${bashrc()} "$(dirname "$CAESAR_REPORT_PATH")/final-message.txt/x"`);
     assert.equal(done.planted, 'ok');
     keptOut(done, 'final-message.txt');
+  });
+
+  it('the control: taken back by a plain rename, with no regular-file check, the link and the folder deliver the user\'s file', () => {
+    // The same plants, by plain bash into a folder standing for the agent's view, then moved as a take-back without
+    // the check would move them: a reader of the task folder then reads the user's file.
+    const view = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-report-files-view-')));
+    const taskDir = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-report-files-task-')));
+    const env = { ...process.env, CAESAR_REPORT_PATH: path.join(view, 'report.json') };
+    execFileSync('bash', ['-c', `ln -s ${bashrc()} "$CAESAR_REPORT_PATH"`], { env });
+    execFileSync('bash', ['-c', `mkdir "$(dirname "$CAESAR_REPORT_PATH")/final-message.txt" && ln -s ${bashrc()} "$(dirname "$CAESAR_REPORT_PATH")/final-message.txt/x"`], { env });
+    for (const name of ['report.json', 'final-message.txt']) renameSync(path.join(view, name), path.join(taskDir, name));
+    assert.equal(readFileSync(path.join(taskDir, 'report.json'), 'utf8'), '# mine\n');
+    assert.equal(readFileSync(path.join(taskDir, 'final-message.txt', 'x'), 'utf8'), '# mine\n');
   });
 
   const hardLink = () => `ln ${bashrc()} "$CAESAR_REPORT_PATH"`;
