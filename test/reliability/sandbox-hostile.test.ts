@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
@@ -99,7 +99,7 @@ describe('reliability: the control: the same attacks with the sandbox off succee
     // then on the supervisor's result.json, never on what the agent could fake.
     const worktree = worktreePath(scene.root, id);
     const last = shown.at(-1)!.probe[0];
-    await waitFor('the probes to run', () => { try { return probeResults(worktree).has(last); } catch { return false; } }, 60_000);
+    await waitFor('the probes to run', () => existsSync(path.join(worktree, 'probe-results.txt')) && probeResults(worktree).has(last), 60_000);
     await waitFor('the supervisor to finish', () => existsSync(taskPaths(scene.root, id).result), 30_000);
     const results = probeResults(worktree);
     const errors = probeErrors(worktree);
@@ -121,23 +121,22 @@ describe('reliability: the control: the same attacks with the sandbox off succee
     if (!(await sandboxPreflight()).available) this.skip();
     scratch = mkdtempSync(path.join(tmpdir(), 'caesar-bwrap-control-'));
     guarded = path.join(scratch, 'guarded');
-    execFileSync('mkdir', ['-p', guarded]);
-    execFileSync('sh', ['-c', `echo mine > ${guarded}/file`]);
+    mkdirSync(guarded);
+    writeFileSync(path.join(guarded, 'file'), 'mine\n');
   });
 
-  /** Runs `command` in bwrap with the product's arguments, less the `removed` ones, under a terminal (script). */
-  function inBwrap(command: string, removed: string[][]): { code: number; output: string } {
-    const mounts: Mount[] = [{ kind: 'ro' as const, path: '/' }, { kind: 'dev' as const, path: '/dev' }, { kind: 'proc' as const, path: '/proc' }, { kind: 'tmpfs' as const, path: '/tmp' }];
-    // A writable folder with a read-only bind inside, as the task's worktree holds its guarded git entry.
-    mounts.push({ kind: 'rw' as const, path: scratch }, { kind: 'ro' as const, path: guarded });
+  /** What `command` printed in bwrap with the product's arguments, less the `removed` ones, under a terminal (script). */
+  function inBwrap(command: string, removed: string[][]): string {
+    const mounts: Mount[] = [{ kind: 'ro', path: '/' }, { kind: 'dev', path: '/dev' }, { kind: 'proc', path: '/proc' }, { kind: 'tmpfs', path: '/tmp' }];
+    // A writable folder with a read-only bind inside, as a task's checkout holds its guarded .caesar/.
+    mounts.push({ kind: 'rw', path: scratch }, { kind: 'ro', path: guarded });
     let args = bwrapArgs(mounts, { cwd: '/', setEnv: {}, unsetEnv: [] });
     for (const flag of removed) args = withoutFlag(args, flag);
     const line = ['bwrap', ...args, '--', 'bash', '-c', command].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
     try {
-      return { code: 0, output: execFileSync('script', ['-qec', line, '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }) };
+      return execFileSync('script', ['-qec', line, '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     } catch (err) {
-      const e = err as { status: number; stdout: string };
-      return { code: e.status, output: e.stdout };
+      return (err as { stdout: string }).stdout; // the probe's own failure: its output says which
     }
   }
 
@@ -146,26 +145,26 @@ describe('reliability: the control: the same attacks with the sandbox off succee
   it('a terminal: --new-session refuses TIOCSTI; without it the agent pushes input into the terminal', () => {
     const probe = `${TIOCSTI} && echo DONE`;
     const refused = inBwrap(probe, []);
-    assert.match(refused.output, /No such device or address/, refused.output);
+    assert.match(refused, /No such device or address/, refused);
+    assert.doesNotMatch(refused, /DONE/, refused);
     const allowed = inBwrap(probe, [['--new-session']]);
-    if (/command not found|No module named/.test(allowed.output)) throw new Error(`cannot try: ${allowed.output}`);
-    assert.match(allowed.output, /DONE/, allowed.output);
+    assert.match(allowed, /DONE/, allowed);
   });
 
   it('run as root: the capabilities dropped refuse umount and /proc/sys; kept, both go through', function () {
     if (!AS_ROOT) this.skip(); // bubblewrap gives an ordinary user no capabilities to keep
     const probe = `grep CapEff /proc/self/status; ${umount()}`;
     const refused = inBwrap(probe, []);
-    assert.match(refused.output, /CapEff:\s+0+\s/, refused.output);
-    assert.match(refused.output, /must be superuser to unmount|Operation not permitted/, refused.output);
+    assert.match(refused, /CapEff:\s+0+\s/, refused);
+    assert.match(refused, /must be superuser to unmount|Operation not permitted/, refused);
     assert.equal(readFileSync(path.join(guarded, 'file'), 'utf8'), 'mine\n');
     const defence = [['--cap-drop', 'ALL'], ['--uid', ROOT_AGENT_ID], ['--gid', ROOT_AGENT_ID]];
     const allowed = inBwrap(probe, defence);
-    assert.match(allowed.output, /DONE/, allowed.output);
+    assert.match(allowed, /DONE/, allowed);
     assert.equal(readFileSync(path.join(guarded, 'file'), 'utf8'), 'mine\ninjected\n');
     const sysctl = 'cat /proc/sys/kernel/printk_ratelimit > /proc/sys/kernel/printk_ratelimit && echo DONE';
-    assert.match(inBwrap(sysctl, []).output, /Read-only file system/);
-    assert.match(inBwrap(sysctl, [...defence, ['--ro-bind', '/proc/sys', '/proc/sys']]).output, /DONE/);
+    assert.match(inBwrap(sysctl, []), /Read-only file system/);
+    assert.match(inBwrap(sysctl, [...defence, ['--ro-bind', '/proc/sys', '/proc/sys']]), /DONE/);
   });
 });
 
