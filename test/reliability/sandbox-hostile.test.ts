@@ -16,7 +16,7 @@ import { AS_ROOT, attacks, plantScene, snapshot, TIOCSTI, type Scene } from './s
  * Issue 21's attack list, tried from inside a sandboxed task by a bash agent: each write outside what the task owns
  * is refused by the kernel, and the target is verified unchanged from outside. The controls: the same probes in a
  * task with the sandbox off succeed and change every target, and the probes the host cannot show (capabilities, a
- * terminal) succeed in bubblewrap run with the product's own arguments less the defence (the next describe).
+ * terminal) succeed in bubblewrap run with the product's own arguments less the defence (the two describes below).
  */
 (process.platform === 'linux' ? describe : describe.skip)('reliability: a sandboxed agent writes only what its task owns', function () {
   this.timeout(90_000);
