@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { sandboxPreflight } from '../../src/engine/sandbox';
@@ -31,13 +31,32 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     return waitForFinished(root, id);
   }
 
-  /** What a user does in a task's worktree after it ran (or the editor's git extension, opening one of its files). */
-  function userGitStatus(worktree: string): void {
-    try {
-      execFileSync('git', ['status', '--porcelain'], { cwd: worktree, stdio: 'ignore' });
-    } catch {
-      // git refusing is fine: what matters is what it ran
-    }
+  /**
+   * What a user does in a task's worktree after it ran (or the editor's git extension, opening one of its files).
+   * Its exit and stderr are returned for the test to assert: a git that failed at once proves nothing about what it
+   * would have run.
+   */
+  function userGitStatus(dir: string): { status: number; stderr: string } {
+    const run = spawnSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' });
+    if (run.error) throw run.error;
+    return { status: run.status ?? -1, stderr: run.stderr };
+  }
+
+  /**
+   * The control: the same plant in a worktree of a plain repository, by plain bash, and no Caesar after it: the
+   * user's `git status` there (in `gitIn`) runs the planted program. Returns whether it ran (the marker is removed).
+   */
+  function firesWithoutCaesar(plant: string, options: { gitIn?: string; worktreeConfig?: boolean } = {}): boolean {
+    const root = makeRepo({ 'README.md': '# test repo\n', 'src/app.js': 'app\n', 'docs/guide.md': 'guide\n' });
+    if (options.worktreeConfig) git(root, 'config', 'extensions.worktreeConfig', 'true');
+    const worktree = path.join(realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-after-run-control-'))), 'wt');
+    git(root, 'worktree', 'add', '-q', '-b', 'control', worktree);
+    execFileSync('bash', ['-c', plant], { cwd: worktree, stdio: 'pipe' });
+    const status = userGitStatus(path.join(worktree, options.gitIn ?? '.'));
+    assert.equal(status.status, 0, status.stderr);
+    const fired = existsSync(marker);
+    rmSync(marker, { force: true });
+    return fired;
   }
 
   it('a removed .git file and a corrupt object never make Caesar rewrite the index of the user\'s checkout', async () => {
@@ -51,6 +70,13 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     const done = await run(root, [['drop .git and corrupt the start commit', `rm .git && ${corrupt}`]]);
     assert.equal(probeResults(done.state.worktree!).get('drop .git and corrupt the start commit'), 'ok');
     assert.equal(git(root, 'diff', '--cached', '--name-only'), 'staged-by-user.txt', 'the user\'s staging area changed');
+    // The control: in a worktree without its .git file (where Caesar puts them, inside the checkout), plain git climbs
+    // to the user's checkout, and the old fallback (`read-tree`) run there drops what the user staged.
+    const worktree = path.join(root, '.caesar', 'wt', 'control');
+    git(root, 'worktree', 'add', '-q', '-b', 'control', worktree);
+    rmSync(path.join(worktree, '.git'));
+    execFileSync('git', ['read-tree', start], { cwd: worktree, stdio: 'pipe' });
+    assert.equal(git(root, 'diff', '--cached', '--name-only'), '', 'the control: read-tree there reached the user\'s index');
   });
 
   it('a .git file naming another repository never makes Caesar write a ref there', async () => {
@@ -61,6 +87,12 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     const done = await run(root, [['point .git at another repository', `mkdir -p "$GIT_OBJECT_DIRECTORY/info" && ${probe}`]]);
     assert.equal(probeResults(done.state.worktree!).get('point .git at another repository'), 'ok');
     assert.equal(git(other, 'for-each-ref', '--format=%(refname)'), 'refs/heads/main', 'a ref was written in another repository');
+    // The control: plain git in a worktree whose .git names the other repository writes its refs there.
+    const worktree = path.join(realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-after-run-control-'))), 'wt');
+    git(root, 'worktree', 'add', '-q', '-b', 'control', worktree);
+    writeFileSync(path.join(worktree, '.git'), `gitdir: ${other}/.git\n`);
+    execFileSync('git', ['update-ref', 'refs/heads/caesar/control', 'HEAD'], { cwd: worktree, stdio: 'pipe' });
+    assert.match(git(other, 'for-each-ref', '--format=%(refname)'), /refs\/heads\/caesar\/control/, 'the control: git wrote no ref there');
   });
 
   it('a .git directory the agent planted in place of its .git file runs nothing when the user runs git there', async () => {
@@ -68,18 +100,23 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     const plant = `rm .git && env -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git init -q . && git config core.fsmonitor "touch ${marker}"`;
     const done = await run(root, [['plant a .git directory', plant]]);
     assert.equal(probeResults(done.state.worktree!).get('plant a .git directory'), 'ok');
-    userGitStatus(done.state.worktree!);
+    const status = userGitStatus(done.state.worktree!);
     assert.equal(existsSync(marker), false, 'the planted fsmonitor ran as the user');
+    assert.equal(status.status, 0, status.stderr);
+    assert.equal(firesWithoutCaesar(plant), true, 'the control: the planted fsmonitor did not run without Caesar either');
   });
 
   it('a config.worktree in the worktree\'s git entry runs nothing when the user runs git there', async () => {
     const root = makeRepo({ 'README.md': '# test repo\n' });
     git(root, 'config', 'extensions.worktreeConfig', 'true'); // set by sparse-checkout, for one
     const entry = '$(git rev-parse --absolute-git-dir)';
-    const done = await run(root, [['plant config.worktree', `printf '[core]\\n\\tfsmonitor = touch ${marker}\\n' > "${entry}/config.worktree"`]]);
+    const plant = `printf '[core]\\n\\tfsmonitor = touch ${marker}\\n' > "${entry}/config.worktree"`;
+    const done = await run(root, [['plant config.worktree', plant]]);
     assert.equal(probeResults(done.state.worktree!).get('plant config.worktree'), 'ok');
-    userGitStatus(done.state.worktree!);
+    const status = userGitStatus(done.state.worktree!);
     assert.equal(existsSync(marker), false, 'the planted fsmonitor ran as the user');
+    assert.equal(status.status, 0, status.stderr);
+    assert.equal(firesWithoutCaesar(plant, { worktreeConfig: true }), true, 'the control: the planted fsmonitor did not run without Caesar either');
     assert.equal(done.state.status, 'succeeded');
   });
 
@@ -87,10 +124,13 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     const root = makeRepo({ 'README.md': '# test repo\n' });
     // A common dir of the agent's own (in its worktree) whose config names a program, its entry's commondir aimed there.
     const fake = `cp -r "$(git rev-parse --git-common-dir)" "$PWD/.fake-common" && git config -f "$PWD/.fake-common/config" core.fsmonitor "touch ${marker}"`;
-    const done = await run(root, [['rewrite commondir', `${fake} && echo "$PWD/.fake-common" > "$(git rev-parse --absolute-git-dir)/commondir"`]]);
+    const plant = `${fake} && echo "$PWD/.fake-common" > "$(git rev-parse --absolute-git-dir)/commondir"`;
+    const done = await run(root, [['rewrite commondir', plant]]);
     assert.equal(probeResults(done.state.worktree!).get('rewrite commondir'), 'ok');
-    userGitStatus(done.state.worktree!);
+    const status = userGitStatus(done.state.worktree!);
     assert.equal(existsSync(marker), false, 'the planted fsmonitor ran as the user');
+    assert.equal(status.status, 0, status.stderr);
+    assert.equal(firesWithoutCaesar(plant), true, 'the control: the planted fsmonitor did not run without Caesar either');
     const entry = git(done.state.worktree!, 'rev-parse', '--absolute-git-dir');
     assert.equal(readFileSync(path.join(entry, 'commondir'), 'utf8').trim(), '../..');
   });
@@ -107,8 +147,15 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
       const done = await waitForFinished(root, id);
       const worktree = done.state.worktree!;
       for (const label of ['plant src/.git', 'plant docs/.git']) assert.equal(probeResults(worktree).get(label), 'ok', label);
-      for (const folderOf of ['src', 'docs']) userGitStatus(path.join(worktree, folderOf));
+      for (const folderOf of ['src', 'docs']) {
+        const status = userGitStatus(path.join(worktree, folderOf));
+        assert.equal(status.status, 0, `${folderOf}: ${status.stderr}`);
+      }
       assert.equal(existsSync(marker), false, 'the planted fsmonitor ran as the user');
+      if (sandboxed) {
+        assert.equal(firesWithoutCaesar(folder, { gitIn: 'src' }), true, 'the control: src/.git did not run its fsmonitor without Caesar either');
+        assert.equal(firesWithoutCaesar(file, { gitIn: 'docs' }), true, 'the control: docs/.git did not run its fsmonitor without Caesar either');
+      }
       assert.equal(existsSync(path.join(worktree, 'src', '.git')) || existsSync(path.join(worktree, 'docs', '.git')), false);
       const finding = done.result.report.findings.find((f) => f.title === 'Nested repository moved aside');
       assert.ok(finding && finding.severity === 'high', JSON.stringify(done.result.report.findings));
@@ -130,8 +177,10 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     const done = await waitForFinished(root, id);
     assert.equal(done.state.isolation, 'inplace', JSON.stringify(done.state));
     assert.equal(probeResults(root).get('plant src/.git'), 'ok', JSON.stringify(done.result.report));
-    userGitStatus(path.join(root, 'src'));
+    const status = userGitStatus(path.join(root, 'src'));
+    assert.equal(status.status, 0, status.stderr);
     assert.equal(existsSync(marker), false, 'the planted fsmonitor ran as the user');
+    assert.equal(firesWithoutCaesar(plant, { gitIn: 'src' }), true, 'the control: the planted fsmonitor did not run without Caesar either');
     assert.equal(existsSync(path.join(root, 'vendor', 'lib', '.git')), true, 'the checkout\'s own repository is kept');
     const finding = done.result.report.findings.find((f) => f.title === 'Nested repository moved aside');
     assert.ok(finding && /src\/\.git/.test(finding.detail) && !/vendor/.test(finding.detail), JSON.stringify(done.result.report.findings));

@@ -20,13 +20,13 @@ import { prepareSandbox, sandboxPreflight } from '../../src/engine/sandbox';
   });
 
   /** Runs `script` as agent `agentId` would run (its mounts), and returns what finish() found. */
-  async function runAs(agentId: string, home: string, script: string, env: NodeJS.ProcessEnv = {}): Promise<{ out: string; findings: Finding[]; taskDir: string }> {
+  async function runAs(agentId: string, home: string, script: string, env: NodeJS.ProcessEnv = {}, mode: 'required' | 'off' = 'required'): Promise<{ out: string; findings: Finding[]; taskDir: string }> {
     const root = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-agent-state-')));
     const taskDir = path.join(root, '.caesar', 'tasks', 't1');
     mkdirSync(taskDir, { recursive: true });
     const agentEnv = { HOME: home, PATH: process.env.PATH, ...env };
     const prepared = await prepareSandbox({
-      settings: { mode: 'required' }, plan: { command: '/bin/bash', args: ['-c', script], cwd: root, display: 'probe' },
+      settings: { mode }, plan: { command: '/bin/bash', args: ['-c', script], cwd: root, display: 'probe' },
       env: agentEnv, agentId, mode: 'write', workspace: root, paths: { root, dir: taskDir },
     });
     const plan = prepared.wrap();
@@ -37,7 +37,8 @@ import { prepareSandbox, sandboxPreflight } from '../../src/engine/sandbox';
 
   const probe = (label: string, command: string) => `if ( ${command} ) 2>/dev/null; then echo "${label} ok"; else echo "${label} refused"; fi`;
 
-  it('claude: settings hooks, ~/.claude.json MCP servers, commands and CLAUDE.md stay the user\'s; sessions and credentials still write', async () => {
+  /** A home with claude's state, and the script that plants in it what would run as the user. */
+  function claudeScene() {
     const home = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-agent-home-')));
     const claude = path.join(home, '.claude');
     mkdirSync(path.join(claude, 'commands'), { recursive: true });
@@ -54,6 +55,11 @@ import { prepareSandbox, sandboxPreflight } from '../../src/engine/sandbox';
       probe('session', `mkdir -p ${claude}/projects/p && echo '{}' > ${claude}/projects/p/s.jsonl`),
       probe('credentials', `echo '{"token":"refreshed"}' > ${claude}/.credentials.json`),
     ].join('\n');
+    return { home, claude, hook, script };
+  }
+
+  it('claude: settings hooks, ~/.claude.json MCP servers, commands and CLAUDE.md stay the user\'s; sessions and credentials still write', async () => {
+    const { home, claude, script } = claudeScene();
     const { out, findings, taskDir } = await runAs('claude', home, script);
     // Inside, the CLI could write each (its copy), and its own state lands for real.
     assert.match(out, /session ok/);
@@ -71,6 +77,15 @@ import { prepareSandbox, sandboxPreflight } from '../../src/engine/sandbox';
     assert.match(finding!.detail, /settings\.local\.json/);
     assert.match(finding!.detail, /CLAUDE\.md/);
     assert.equal(existsSync(path.join(taskDir, 'sandbox-config')), false, 'the private copies are gone');
+  });
+
+  it('the control: with the sandbox off the same script leaves the hook, the MCP server, the command and CLAUDE.md', async () => {
+    const { home, claude, hook, script } = claudeScene();
+    await runAs('claude', home, script, {}, 'off');
+    assert.equal(readFileSync(path.join(claude, 'settings.json'), 'utf8'), `${hook}\n`);
+    assert.match(readFileSync(path.join(home, '.claude.json'), 'utf8'), /mcpServers/);
+    assert.deepEqual(readdirSync(path.join(claude, 'commands')), ['evil.md']);
+    assert.equal(existsSync(path.join(claude, 'CLAUDE.md')), true);
   });
 
   it('codex: config.toml (notify, MCP servers) and AGENTS.md stay the user\'s; its sessions still write', async () => {

@@ -1,67 +1,31 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
 import { sandboxPreflight } from '../../src/engine/sandbox';
-import { git, makeRepo, startFixture, waitForFinished, type Finished } from '../engine/runtime/helpers';
-import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers';
+import type { Mount } from '../../src/engine/sandbox/policy';
+import { bwrapArgs, ROOT_AGENT_ID } from '../../src/engine/sandbox/bwrap';
+import { worktreePath } from '../../src/engine/git/worktree';
+import { startFixture, waitFor, waitForFinished, type Finished } from '../engine/runtime/helpers';
+import { assertRefused, probeAgent, probeErrors, probeResults, type Probe } from '../engine/sandbox/helpers';
+import { AS_ROOT, attacks, plantScene, snapshot, TIOCSTI, type Scene } from './sandbox-attacks';
 
 /**
  * Issue 21's attack list, tried from inside a sandboxed task by a bash agent: each write outside what the task owns
- * is refused by the kernel, and the target is verified unchanged from outside. The same probes with the sandbox off
- * succeed (the last test), so each assertion here can fail.
+ * is refused by the kernel, and the target is verified unchanged from outside. The controls: the same probes in a
+ * task with the sandbox off succeed and change every target, and the probes the host cannot show (capabilities, a
+ * terminal) succeed in bubblewrap run with the product's own arguments less the defence (the two describes below).
  */
 (process.platform === 'linux' ? describe : describe.skip)('reliability: a sandboxed agent writes only what its task owns', function () {
   this.timeout(90_000);
-  let root: string;
-  let home: string;
-  let common: string;
-  let sibling: { id: string; dir: string; worktree: string };
+  let scene: Scene;
   let finished: Finished;
   let results: Map<string, string>;
   let initial: Record<string, string>;
   const marker = `caesar-escapee-${process.pid}-${Date.now()}`;
 
-  const attacks = (): Probe[] => {
-    const own = '$(dirname "$CAESAR_TASK_FILE")';
-    return [
-      ['git config', `echo '[core] fsmonitor = touch /tmp/pwned' >> ${common}/config`],
-      ['git hooks', `echo 'touch /tmp/pwned' > ${common}/hooks/post-checkout && chmod +x ${common}/hooks/post-checkout`],
-      ['git info/attributes', `mkdir -p ${common}/info && echo '* filter=evil' >> ${common}/info/attributes`],
-      ['git refs', `git -C ${root} update-ref refs/heads/main HEAD~0 -m x && echo 0000000000000000000000000000000000000000 > ${common}/refs/heads/evil`],
-      ['git packed-refs', `echo x >> ${common}/packed-refs`],
-      ['git objects/pack deletion', `rm ${common}/objects/pack/*.pack`],
-      ['git other worktree entry', `echo x > ${common}/worktrees/${path.basename(sibling.worktree)}/HEAD`],
-      ['caesar config.toml', `echo '[worktree]' >> ${root}/.caesar/config.toml`],
-      ['sibling worktree', `echo injected >> ${sibling.worktree}/README.md`],
-      ['sibling state.json', `echo '{}' > ${sibling.dir}/state.json`],
-      ['sibling result.json', `echo '{}' > ${sibling.dir}/result.json`],
-      ['sibling events.jsonl', `echo '{}' >> ${sibling.dir}/events.jsonl`],
-      ['sibling applied.json', `echo '{}' > ${sibling.dir}/applied.json`],
-      ['own task.json', `echo '{}' > "$CAESAR_TASK_FILE"`],
-      ['own state.json', `echo '{}' > ${own}/state.json`],
-      ['own events.jsonl', `echo '{"type":"finished"}' >> ${own}/events.jsonl`],
-      ['checkout tracked file', `echo injected >> ${root}/README.md`],
-      ['checkout node_modules', `mkdir -p ${root}/node_modules/x && echo evil > ${root}/node_modules/x/index.js`],
-      ['checkout .env', `echo SECRET=stolen > ${root}/.env`],
-      ['home', `echo x > ${home}/.bashrc`],
-      ['read ~/.ssh', `cat ${home}/.ssh/id_ed25519 | grep -q PRIVATE`],
-      ['read another agent credentials', `cat ${home}/.claude/.credentials.json | grep -q token`],
-      // Processes: the PID namespace shows none of the host's (the test runner stands for the supervisor).
-      ['signal a host process', `kill -0 ${process.pid}`],
-      ['read a host process environment', `grep -q . /proc/${process.pid}/environ`],
-      // Run as root (a container, CI), bwrap keeps the capabilities unless told: umount of a read-only bind reveals
-      // the host's writable file beneath, and /proc/sys writes the host kernel's settings (core_pattern runs a program).
-      ['hold a capability', `! grep -qE '^CapEff:[[:space:]]+0+$' /proc/self/status`],
-      ['undo a read-only mount', `umount ${root}/.caesar && echo '[worktree]' >> ${root}/.caesar/config.toml`],
-      ['kernel settings', 'cat /proc/sys/kernel/printk_ratelimit > /proc/sys/kernel/printk_ratelimit'],
-      ['cgroup', 'echo $$ > /sys/fs/cgroup/cgroup.procs'],
-      // TIOCSTI pushes input into a terminal: the agent has none (bwrap --new-session, no controlling tty).
-      ['terminal injection', `python3 -c 'import fcntl, termios, os; fcntl.ioctl(os.open("/dev/tty", os.O_RDWR), termios.TIOCSTI, b"x")'`],
-    ];
-  };
   // What the task owns: these must keep working inside the sandbox.
   const allowed: Probe[] = [
     ['worktree write', 'echo mine > agent.txt'],
@@ -74,49 +38,15 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
 
   before(async function () {
     if (!(await sandboxPreflight()).available) this.skip();
-    root = makeRepo({ 'README.md': '# test repo\n' });
-    git(root, 'gc', '-q'); // a pack file the attack tries to delete
-    common = path.join(root, '.git');
-    mkdirSync(path.join(root, '.caesar'), { recursive: true });
-    writeFileSync(path.join(root, '.caesar', 'config.toml'), '[policy]\nmax_parallel = 4\n');
-    home = mkdtempSync(path.join(tmpdir(), 'caesar-sandbox-home-'));
-    mkdirSync(path.join(home, '.ssh'));
-    writeFileSync(path.join(home, '.ssh', 'id_ed25519'), '-----BEGIN OPENSSH PRIVATE KEY-----\n');
-    mkdirSync(path.join(home, '.claude'));
-    writeFileSync(path.join(home, '.claude', '.credentials.json'), '{"token":"secret"}');
-    writeFileSync(path.join(home, '.bashrc'), '# mine\n');
-    const env = { HOME: home };
-    const first = await startFixture(root, {}, { ...probeAgent([]), sandbox: { mode: 'required' } }, env);
-    await waitForFinished(root, first.id);
-    sibling = { id: first.id, dir: first.taskDir, worktree: JSON.parse(readFileSync(path.join(first.taskDir, 'state.json'), 'utf8')).worktree };
-    initial = snapshot();
+    scene = await plantScene('required');
+    initial = snapshot(scene);
     // It drops CAESAR_TASK_ID, so the supervisor's sweep by environment cannot find it; the probe waits until it runs.
     const escape = `setsid env -u CAESAR_TASK_ID bash -c '(exec -a ${marker} sleep 300 &) ; touch escaped' </dev/null >/dev/null 2>&1 & for i in $(seq 100); do [ -f escaped ] && exit 0; sleep 0.1; done; exit 1`;
-    const { id } = await startFixture(root, {}, { ...probeAgent([...attacks(), ...allowed, ['escapee', escape]]), sandbox: { mode: 'required' } }, env);
-    finished = await waitForFinished(root, id);
+    const probes = [...attacks(scene).map((a) => a.probe), ...allowed, ['escapee', escape] as Probe];
+    const { id } = await startFixture(scene.root, {}, { ...probeAgent(probes), sandbox: { mode: 'required' } }, { HOME: scene.home });
+    finished = await waitForFinished(scene.root, id);
     results = probeResults(finished.state.worktree!);
   });
-
-  /** The files the attacks aim at, as the host sees them. */
-  function snapshot(): Record<string, string> {
-    const read = (file: string) => {
-      try {
-        return readFileSync(file, 'utf8');
-      } catch {
-        return '(absent)';
-      }
-    };
-    const files = [
-      `${common}/config`, `${common}/hooks/post-checkout`, `${common}/info/attributes`, `${common}/packed-refs`, `${common}/refs/heads/evil`,
-      `${common}/worktrees/${path.basename(sibling.worktree)}/HEAD`, `${root}/.caesar/config.toml`, `${sibling.worktree}/README.md`,
-      `${sibling.dir}/state.json`, `${sibling.dir}/result.json`, `${sibling.dir}/events.jsonl`, `${sibling.dir}/applied.json`,
-      `${root}/README.md`, `${root}/node_modules/x/index.js`, `${root}/.env`, `${home}/.bashrc`,
-    ];
-    const snap = Object.fromEntries(files.map((f) => [f, read(f)]));
-    snap.packs = readdirSync(path.join(common, 'objects', 'pack')).sort().join(',');
-    snap.main = git(root, 'rev-parse', 'main');
-    return snap;
-  }
 
   it('the task ran confined and succeeded', () => {
     assert.deepEqual(finished.state.sandbox, { confined: true });
@@ -124,13 +54,13 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
   });
 
   it('refuses every write of the attack list, and the host sees each target unchanged', () => {
-    for (const [label] of attacks()) assert.equal(results.get(label), 'refused', `${label}: ${results.get(label)}`);
-    const after = snapshot();
+    assertRefused(finished.state.worktree!, new Map(attacks(scene).map((a) => [a.probe[0], a.refusal])));
+    const after = snapshot(scene);
     for (const key of Object.keys(initial)) assert.equal(after[key], initial[key], `${key} changed`);
   });
 
   it('the task files of its own stay the supervisor\'s: task.json, state.json and events.jsonl untouched', () => {
-    const paths = taskPaths(root, finished.state.id);
+    const paths = taskPaths(scene.root, finished.state.id);
     assert.equal(JSON.parse(readFileSync(paths.task, 'utf8')).id, finished.state.id);
     assert.equal(finished.badLines, 0);
     assert.equal(finished.events.filter((e) => e.type === 'finished').length, 1);
@@ -150,3 +80,97 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
     assert.deepEqual(alive, []);
   });
 });
+
+/**
+ * The control: the same attacks in a task with the sandbox off (the same supervisor, the same probe agent) all succeed
+ * and change every target, so each refusal above is the sandbox's. Two cannot be shown here: a terminal (the
+ * supervisor gives none to any agent) and, unless the tests run as root, the capabilities; the next describe does.
+ */
+describe('reliability: the control: the same attacks with the sandbox off succeed', function () {
+  this.timeout(90_000);
+
+  it('every attack of the list succeeds unconfined, and the host sees each target changed', async () => {
+    const scene = await plantScene('off');
+    const initial = snapshot(scene);
+    const rootOnly = ['hold a capability', 'kernel settings', 'cgroup'];
+    const shown = attacks(scene).filter(({ probe: [label] }) => label !== 'terminal injection' && (AS_ROOT || !rootOnly.includes(label)));
+    const { id } = await startFixture(scene.root, {}, { ...probeAgent(shown.map((a) => a.probe)), sandbox: { mode: 'off' } }, { HOME: scene.home });
+    // Unconfined, the attacks forge the task's own state.json and a `finished` event: wait on the probes' results,
+    // then on the supervisor's result.json, never on what the agent could fake.
+    const worktree = worktreePath(scene.root, id);
+    const last = shown.at(-1)!.probe[0];
+    await waitFor('the probes to run', () => existsSync(path.join(worktree, 'probe-results.txt')) && probeResults(worktree).has(last), 60_000);
+    await waitFor('the supervisor to finish', () => existsSync(taskPaths(scene.root, id).result), 30_000);
+    const results = probeResults(worktree);
+    const errors = probeErrors(worktree);
+    for (const { probe: [label] } of shown) assert.equal(results.get(label), 'ok', `${label}: ${results.get(label)} ${errors.get(label) ?? ''}`);
+    const after = snapshot(scene);
+    for (const key of Object.keys(initial)) assert.notEqual(after[key], initial[key], `${key} unchanged: the attack did nothing`);
+  });
+});
+
+/**
+ * The control of the probes only bubblewrap itself can show: run with the product's own arguments (bwrapArgs) they
+ * are refused; with the defence taken out of those arguments, the same probes succeed.
+ */
+(process.platform === 'linux' ? describe : describe.skip)('reliability: the control: bubblewrap without the defence lets them through', function () {
+  this.timeout(30_000);
+  let scratch: string;
+  let guarded: string;
+  before(async function () {
+    if (!(await sandboxPreflight()).available) this.skip();
+    scratch = mkdtempSync(path.join(tmpdir(), 'caesar-bwrap-control-'));
+    guarded = path.join(scratch, 'guarded');
+    mkdirSync(guarded);
+    writeFileSync(path.join(guarded, 'file'), 'mine\n');
+  });
+
+  /** What `command` printed in bwrap with the product's arguments, less the `removed` ones, under a terminal (script). */
+  function inBwrap(command: string, removed: string[][]): string {
+    const mounts: Mount[] = [{ kind: 'ro', path: '/' }, { kind: 'dev', path: '/dev' }, { kind: 'proc', path: '/proc' }, { kind: 'tmpfs', path: '/tmp' }];
+    // A writable folder with a read-only bind inside, as a task's checkout holds its guarded .caesar/.
+    mounts.push({ kind: 'rw', path: scratch }, { kind: 'ro', path: guarded });
+    let args = bwrapArgs(mounts, { cwd: '/', setEnv: {}, unsetEnv: [] });
+    for (const flag of removed) args = withoutFlag(args, flag);
+    const line = ['bwrap', ...args, '--', 'bash', '-c', command].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+    try {
+      return execFileSync('script', ['-qec', line, '/dev/null'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      return (err as { stdout: string }).stdout; // the probe's own failure: its output says which
+    }
+  }
+
+  const umount = () => `umount ${guarded} && echo injected >> ${guarded}/file && echo DONE`;
+
+  it('a terminal: --new-session refuses TIOCSTI; without it the agent pushes input into the terminal', () => {
+    const probe = `${TIOCSTI} && echo DONE`;
+    const refused = inBwrap(probe, []);
+    assert.match(refused, /No such device or address/, refused);
+    assert.doesNotMatch(refused, /DONE/, refused);
+    const allowed = inBwrap(probe, [['--new-session']]);
+    assert.match(allowed, /DONE/, allowed);
+  });
+
+  it('run as root: the capabilities dropped refuse umount and /proc/sys; kept, both go through', function () {
+    if (!AS_ROOT) this.skip(); // bubblewrap gives an ordinary user no capabilities to keep
+    const probe = `grep CapEff /proc/self/status; ${umount()}`;
+    const refused = inBwrap(probe, []);
+    assert.match(refused, /CapEff:\s+0+\s/, refused);
+    assert.match(refused, /must be superuser to unmount|Operation not permitted/, refused);
+    assert.equal(readFileSync(path.join(guarded, 'file'), 'utf8'), 'mine\n');
+    const defence = [['--cap-drop', 'ALL'], ['--uid', ROOT_AGENT_ID], ['--gid', ROOT_AGENT_ID]];
+    const allowed = inBwrap(probe, defence);
+    assert.match(allowed, /DONE/, allowed);
+    assert.equal(readFileSync(path.join(guarded, 'file'), 'utf8'), 'mine\ninjected\n');
+    const sysctl = 'cat /proc/sys/kernel/printk_ratelimit > /proc/sys/kernel/printk_ratelimit && echo DONE';
+    assert.match(inBwrap(sysctl, []), /Read-only file system/);
+    assert.match(inBwrap(sysctl, [...defence, ['--ro-bind', '/proc/sys', '/proc/sys']]), /DONE/);
+  });
+});
+
+/** `args` without the first run of `flag` (a flag with its values), which must be there. */
+function withoutFlag(args: string[], flag: string[]): string[] {
+  const at = args.findIndex((_, i) => flag.every((part, j) => args[i + j] === part));
+  if (at < 0) throw new Error(`the product's bwrap arguments no longer hold ${flag.join(' ')}`);
+  return [...args.slice(0, at), ...args.slice(at + flag.length)];
+}

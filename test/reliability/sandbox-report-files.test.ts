@@ -1,10 +1,11 @@
 import { strict as assert } from 'node:assert';
-import { lstatSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { sandboxPreflight } from '../../src/engine/sandbox';
 import { makeRepo, startFixture, waitForFinished, type Finished } from '../engine/runtime/helpers';
-import { probeAgent, probeResults } from '../engine/sandbox/helpers';
+import { probeAgent, probeErrors, probeResults } from '../engine/sandbox/helpers';
 
 /**
  * Issue 21: the report files a sandboxed agent writes in its view of the task folder are moved into the real task
@@ -24,11 +25,12 @@ import { probeAgent, probeResults } from '../engine/sandbox/helpers';
     writeFileSync(bashrc(), '# mine\n');
   });
 
-  async function plant(command: string): Promise<Finished & { planted: string; taskDir: string }> {
+  async function plant(command: string, mode: 'required' | 'off' = 'required'): Promise<Finished & { planted: string; taskDir: string; error?: string }> {
     const root = makeRepo({ 'README.md': '# test repo\n' });
-    const { id, taskDir } = await startFixture(root, {}, { ...probeAgent([['plant', command], ['end', 'kill -9 $PPID']]), sandbox: { mode: 'required' }, timeout_ms: 20_000 }, { HOME: home });
+    const { id, taskDir } = await startFixture(root, {}, { ...probeAgent([['plant', command], ['end', 'kill -9 $PPID']]), sandbox: { mode }, timeout_ms: 20_000 }, { HOME: home });
     const done = await waitForFinished(root, id, 40_000);
-    return { ...done, taskDir, planted: probeResults(done.state.worktree!).get('plant') ?? '(none)' };
+    const worktree = done.state.worktree!;
+    return { ...done, taskDir, planted: probeResults(worktree).get('plant') ?? '(none)', error: probeErrors(worktree).get('plant') };
   }
 
   function keptOut(done: Finished & { taskDir: string }, name: string): void {
@@ -58,10 +60,37 @@ import { probeAgent, probeResults } from '../engine/sandbox/helpers';
     keptOut(done, 'final-message.txt');
   });
 
+  it('the control: taken back by a plain rename, with no regular-file check, the link and the folder deliver the user\'s file', () => {
+    // The same plants, by plain bash into a folder standing for the agent's view, then moved as a take-back without
+    // the check would move them: a reader of the task folder then reads the user's file.
+    const view = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-report-files-view-')));
+    const taskDir = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-report-files-task-')));
+    const env = { ...process.env, CAESAR_REPORT_PATH: path.join(view, 'report.json') };
+    execFileSync('bash', ['-c', `ln -s ${bashrc()} "$CAESAR_REPORT_PATH"`], { env });
+    execFileSync('bash', ['-c', `mkdir "$(dirname "$CAESAR_REPORT_PATH")/final-message.txt" && ln -s ${bashrc()} "$(dirname "$CAESAR_REPORT_PATH")/final-message.txt/x"`], { env });
+    for (const name of ['report.json', 'final-message.txt']) renameSync(path.join(view, name), path.join(taskDir, name));
+    assert.equal(readFileSync(path.join(taskDir, 'report.json'), 'utf8'), '# mine\n');
+    assert.equal(readFileSync(path.join(taskDir, 'final-message.txt', 'x'), 'utf8'), '# mine\n');
+  });
+
+  const hardLink = () => `ln ${bashrc()} "$CAESAR_REPORT_PATH"`;
+
   it('report.json as a hard link to a file of the user\'s: refused (another mount), the file keeps one link', async () => {
-    const done = await plant(`ln ${bashrc()} "$CAESAR_REPORT_PATH"`);
+    const done = await plant(hardLink());
     assert.equal(done.planted, 'refused');
+    assert.match(done.error ?? '', /Invalid cross-device link/, 'refused by the sandbox\'s mount, not for another reason');
     assert.equal(statSync(bashrc()).nlink, 1);
     assert.equal(readFileSync(bashrc(), 'utf8'), '# mine\n');
+  });
+
+  it('the control: with the sandbox off the same hard link is made, and the user\'s file gains a link', async () => {
+    const before = statSync(bashrc()).nlink;
+    const done = await plant(hardLink(), 'off');
+    assert.equal(done.planted, 'ok', done.error);
+    // The user's file is now the report: a second name in the task folder, read by Caesar as the agent's report.
+    assert.equal(statSync(bashrc()).nlink, before + 1, 'the control made no link');
+    const finding = done.result.report.findings.find((f) => f.title === 'Agent report refused');
+    assert.match(finding?.detail ?? '', /# mine/, JSON.stringify(done.result.report.findings));
+    rmSync(path.join(done.taskDir, 'report.json'), { force: true });
   });
 });

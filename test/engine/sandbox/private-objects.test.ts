@@ -1,9 +1,10 @@
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { sandboxPreflight } from '../../../src/engine/sandbox';
 import { git, makeRepo, runBuiltCli, startFixture, waitForFinished } from '../runtime/helpers';
-import { probeAgent, probeResults } from './helpers';
+import { assertRefused, probeAgent, probeErrors, probeResults, type Probe } from './helpers';
 
 const EMPTY_BLOB = 'e6/9de29bb2d1d6434b8b29ae775ad8c2e48c5391';
 
@@ -26,7 +27,7 @@ function storeFiles(common: string): { loose: string[]; packs: string[] } {
     git(root, 'gc', '-q');
     const common = path.join(root, '.git');
     const before = storeFiles(common);
-    const probes: Array<[string, string]> = [
+    const probes: Probe[] = [
       ['commit', 'echo c > committed.txt && git add committed.txt && git -c user.email=a@b.invalid -c user.name=agent commit -qm agent-commit'],
       ['shared store unchanged after the commit', `test "$(ls ${common}/objects/pack/*.pack | wc -l)" -eq ${before.packs.length} && test -z "$(find ${common}/objects -mindepth 2 -path '*/objects/[0-9a-f][0-9a-f]/*')"`],
       ['staged', 'echo s > staged.txt && git add staged.txt'],
@@ -40,8 +41,7 @@ function storeFiles(common: string): { loose: string[]; packs: string[] } {
     assert.equal(results.get('commit'), 'ok');
     assert.equal(results.get('shared store unchanged after the commit'), 'ok');
     assert.equal(results.get('staged'), 'ok');
-    assert.equal(results.get('delete a pack'), 'refused');
-    assert.equal(results.get('write a loose object in the shared store'), 'refused');
+    assertRefused(done.state.worktree!, new Map([['delete a pack', /Read-only file system/], ['write a loose object in the shared store', /Read-only file system|insufficient permission/]]));
 
     // Brought back through index-pack: the user's packs all still there plus one, no loose object, a sound repository.
     const after = storeFiles(common);
@@ -59,5 +59,23 @@ function storeFiles(common: string): { loose: string[]; packs: string[] } {
     const diff = await runBuiltCli(['diff', id], root, 30_000);
     assert.equal(diff.code, 0, diff.stderr);
     assert.match(diff.stdout, /\+\+\+ b\/committed\.txt/);
+  });
+
+  it('the control: unconfined, the same probes write a loose object into the shared store and delete its pack', async () => {
+    const root = makeRepo({ 'README.md': '# test repo\n' });
+    git(root, 'gc', '-q');
+    const common = path.join(root, '.git');
+    const probes: Probe[] = [
+      ['write a loose object in the shared store', `GIT_OBJECT_DIRECTORY=${common}/objects sh -c 'echo evil | git hash-object -w --stdin'`],
+      ['delete a pack', `rm ${common}/objects/pack/*.pack`],
+    ];
+    const { id } = await startFixture(root, {}, { ...probeAgent(probes), sandbox: { mode: 'off' } });
+    const done = await waitForFinished(root, id);
+    const results = probeResults(done.state.worktree!);
+    assert.deepEqual(probes.map(([label]) => results.get(label)), ['ok', 'ok'], JSON.stringify([...probeErrors(done.state.worktree!)]));
+    const after = storeFiles(common);
+    assert.equal(after.packs.length, 0, 'the control: the pack is still there');
+    const evil = execFileSync('git', ['hash-object', '--stdin'], { input: 'evil\n', encoding: 'utf8' }).trim();
+    assert.ok(after.loose.includes(`${evil.slice(0, 2)}/${evil.slice(2)}`), 'the control: no loose object was written');
   });
 });

@@ -120,6 +120,15 @@ describe('security: reviewing a task record from a cloned repository (issue 13.1
     execFileSync('rm', ['-f', marker]);
   });
 
+  it('the other hostile records are live too: git given the "--output=…" base_ref writes the file, and the ".." path reaches outside', () => {
+    const { base_ref } = records.get('output-task')!;
+    execFileSync('git', ['show', `${base_ref}:README.md`], { cwd: victim, stdio: 'pipe' });
+    assert.deepEqual(readdirSync(outside), ['pwned:README.md'], 'the option is harmless to git: the test would not prove anything');
+    execFileSync('rm', ['-f', path.join(outside, 'pwned:README.md')]);
+    const escape = path.relative(worktree, path.join(outside, 'secret.txt'));
+    assert.equal(path.resolve(worktree, escape), path.join(outside, 'secret.txt'));
+  });
+
   it('serves the base version and opens the diff of a genuine task (trusted workspace)', async () => {
     assert.equal(await baseText('real-task', 'README.md'), 'base content\n');
     assert.equal(await baseText('real-task', 'created-by-task.txt'), '', 'a file the task created has an empty base');
@@ -129,6 +138,7 @@ describe('security: reviewing a task record from a cloned repository (issue 13.1
     assert.equal(command, 'vscode.diff');
     assert.equal(left.scheme, review.BASE_SCHEME);
     assert.equal(right.fsPath, path.join(worktree, 'README.md'));
+    assert.ok(gitRuns().length > 0, 'the wrapper logged no git: "no git at all" below would prove nothing');
   });
 
   it('base_ref "--output=…" writes no file and is refused', async () => {

@@ -151,7 +151,9 @@ describe('engine: TaskStore', () => {
     const root = tempRoot();
     writeState(root, 't2');
     const file = taskPaths(root, 't2').events;
-    writeFileSync(file, eventLine(root, 't2', 0));
+    // Half a line is there from the start, so the follower's first read certainly meets it.
+    const line1 = eventLine(root, 't2', 1);
+    writeFileSync(file, eventLine(root, 't2', 0) + line1.slice(0, 20));
     const seen: ProtocolEvent[] = [];
     const offsets: number[] = [];
     const bad: string[] = [];
@@ -162,12 +164,9 @@ describe('engine: TaskStore', () => {
     }, (_line, error) => bad.push(error));
     try {
       await waitFor('first event', () => seen.length === 1 || undefined, 3000);
-      // A separate process appends: half a line, then the rest plus a bad line, then a good one.
-      const line1 = eventLine(root, 't2', 1);
-      const script = `
-        const fs = require('fs');
-        fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(0, 20))});
-        setTimeout(() => fs.appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(20) + 'not json\n' + eventLine(root, 't2', 2))}), 150);`;
+      // The first read is done (it delivered event 0) and held the half line. A separate process appends the rest
+      // plus a bad line, then a good one.
+      const script = `require('fs').appendFileSync(${JSON.stringify(file)}, ${JSON.stringify(line1.slice(20) + 'not json\n' + eventLine(root, 't2', 2))});`;
       await new Promise((resolve) => spawn(process.execPath, ['-e', script], { stdio: 'ignore' }).on('exit', resolve));
       await waitFor('appended events', () => seen.length === 3 || undefined, 3000);
       assert.deepEqual(seen.map((e) => e.seq), [0, 1, 2]);
@@ -189,9 +188,9 @@ describe('engine: TaskStore', () => {
     const root = tempRoot();
     writeState(root, 't3');
     const seen: ProtocolEvent[] = [];
+    // The file is absent when follow() is called; whether its first read or its watch then finds it, it must.
     const sub = new TaskStore(root).follow('t3', 0, (events) => seen.push(...events));
     try {
-      await new Promise((r) => setTimeout(r, 50));
       writeFileSync(taskPaths(root, 't3').events, eventLine(root, 't3', 0));
       await waitFor('event in a new file', () => seen.length === 1 || undefined, 3000);
     } finally {
@@ -202,9 +201,9 @@ describe('engine: TaskStore', () => {
   it('watch() reports new tasks even before .caesar exists, and changes to existing ones', async () => {
     const root = tempRoot();
     const changes: string[][] = [];
+    // .caesar is absent when watch() is called; whether its first scan or its watch then finds the task, it must.
     const sub = new TaskStore(root).watch((ids) => changes.push(ids), 20);
     try {
-      await new Promise((r) => setTimeout(r, 50));
       writeState(root, 'born');
       await waitFor('new task', () => changes.flat().includes('born') || undefined, 3000);
       changes.length = 0;

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
@@ -107,6 +108,13 @@ describe('engine/tasks: landTasks (the landing queue)', function () {
     assert.deepEqual(outcome.tasks.map((t) => t.status), ['landed', 'check_failed']);
     assert.deepEqual(outcome.tasks[1]!.checks?.map((c) => [c.name, c.exit_code === 0]), [['reads', true], ['escapes', false]], JSON.stringify(outcome.tasks[1]!.checks));
     assert.equal(existsSync(escape), false, 'the check could not write outside its scratch worktree');
+
+    // The control: the same checks of a task that ran unconfined write there.
+    const { id: open } = await startFixture(root, { mode: 'success', files: { 'b.txt': withLine(B, 3, 'b three') } }, { checks, sandbox: { mode: 'off' } });
+    assert.equal((await waitForFinished(root, open)).state.status, 'succeeded');
+    const unconfined = await landTasks(root, [open]);
+    assert.equal(unconfined.tasks[0]!.checks?.find((c) => c.name === 'escapes')?.exit_code, 0, JSON.stringify(unconfined.tasks[0]!.checks));
+    assert.equal(existsSync(escape), true, 'the control: unconfined, the check did not write there either');
   });
 
   it("refuses to merge in a repository whose own config defines a merge driver (a command an agent could plant), running nothing", async () => {
@@ -120,6 +128,13 @@ describe('engine/tasks: landTasks (the landing queue)', function () {
     assert.equal(existsSync(marker), false, 'the planted driver did not run');
     assert.equal(existsSync(taskPaths(root, first).applied), false);
     assert.doesNotMatch(readFileSync(path.join(root, 'a.txt'), 'utf8'), /first task/);
+    // The control: git's own merge of a change to the same file (from the same base) runs the planted driver.
+    const side = path.join(root, '..', `${path.basename(root)}-control`);
+    git(root, 'worktree', 'add', '-q', '-b', 'control', side, 'HEAD~1');
+    writeFileSync(path.join(side, 'a.txt'), withLine(A, 2, 'a two by the control'));
+    git(side, 'commit', '-qam', 'control');
+    execFileSync('git', ['merge-tree', '--write-tree', 'HEAD', 'control'], { cwd: root, stdio: 'pipe' });
+    assert.equal(existsSync(marker), true, 'the control: git merged without running the driver');
   });
 
   it('refuses, before landing anything, a task already applied or one whose files have uncommitted edits', async () => {
