@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -73,6 +74,20 @@ describe('ACP client fs: fs/read_text_file and fs/write_text_file inside the wor
       { type: 'file_changed', path: 'src/a.txt', action: 'modified' },
     ]);
     assert.deepEqual(written, ['deep/er/new.txt', 'src/a.txt']);
+  });
+
+  it('a symlink inside the workspace that leads into .git/ is refused (read and write), a FIFO is refused without blocking', async () => {
+    const { workspace, fs } = setup();
+    writeFileSync(path.join(workspace, '.git/config'), '[core]\n');
+    symlinkSync('.git', path.join(workspace, 'g'));
+    symlinkSync(path.join(workspace, '.git/config'), path.join(workspace, 'cfg'));
+    for (const p of ['g/config', 'cfg']) await refusal(fs.read({ path: path.join(workspace, p) }));
+    for (const p of ['g/hooks/pre-commit', 'cfg']) await refusal(fs.write({ path: path.join(workspace, p), content: 'pwned' }));
+    assert.equal(readFileSync(path.join(workspace, '.git/config'), 'utf8'), '[core]\n');
+    assert.ok(!existsSync(path.join(workspace, '.git/hooks')));
+    execFileSync('mkfifo', [path.join(workspace, 'fifo')]);
+    await refusal(fs.read({ path: path.join(workspace, 'fifo') }));
+    await refusal(fs.write({ path: path.join(workspace, 'fifo'), content: 'x' }));
   });
 
   it('a read-only task: no write in the workspace, but the report file may be written', async () => {
