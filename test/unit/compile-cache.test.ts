@@ -75,9 +75,9 @@ describe('bin: the compile cache folder is the user\'s own, or not used (issue 3
   }
 
   function runCli(home: string): string {
-    const env = { ...process.env, XDG_CACHE_HOME: path.join(home, 'xdg'), TMPDIR: path.join(home, 'tmp') };
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(home, 'xdg'), TMPDIR: path.join(home, 'tmp') };
     delete env.CAESAR_COMPILE_CACHE;
-    mkdirSync(env.TMPDIR, { recursive: true });
+    mkdirSync(env.TMPDIR!, { recursive: true });
     return execFileSync(process.execPath, [cli, '--help'], { env, encoding: 'utf8' });
   }
 
