@@ -1,4 +1,4 @@
-import type { promises as fs } from 'node:fs';
+import { realpathSync, type promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { RequestError } from '@agentclientprotocol/sdk';
 import type { EventDraft } from '../../protocol';
@@ -14,6 +14,8 @@ export interface WorkspaceFsOptions {
   mode: 'read-only' | 'write';
   /** Files outside the workspace the agent may also read and write, exactly (the report file of the task). */
   extraFiles?: string[];
+  /** Paths `[sandbox] hide` hides (absolute): refused, and everything below them, however reached. */
+  hidden?: string[];
   /** Each write, as it happens (file_changed, or progress for an extra file). */
   emit(drafts: EventDraft[]): void;
   /** Told of each workspace path written (relative, `/`-separated). */
@@ -88,7 +90,7 @@ export class WorkspaceFs {
       return await openBeneath(root, rel, {
         access,
         followInside: !this.isExtra(file),
-        refuse: (reached) => (reached.split('/')[0] === '.git' ? `${requested} leads into .git/; ${access} refused` : undefined),
+        refuse: (reached) => this.refusal(root, reached, requested, access),
       });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw RequestError.resourceNotFound(requested);
@@ -97,8 +99,25 @@ export class WorkspaceFs {
     }
   }
 
+  /** Why a place the walk reached (relative to `root`) is not served: inside .git/, or hidden by [sandbox] hide. */
+  private refusal(root: string, reached: string, requested: string, access: string): string | undefined {
+    if (root === this.options.workspace && reached.split('/')[0] === '.git') return `${requested} leads into .git/; ${access} refused`;
+    const places = [root, realOrSelf(root)].map((base) => path.join(base, ...reached.split('/')));
+    const hidden = (this.options.hidden ?? []).flatMap((p) => [p, realOrSelf(p)]);
+    if (places.some((place) => hidden.some((h) => isInside(place, h)))) return `${requested} is hidden by [sandbox] hide; ${access} refused`;
+    return undefined;
+  }
+
   private isExtra(file: string): boolean {
     return (this.options.extraFiles ?? []).some((extra) => path.resolve(extra) === file);
+  }
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
   }
 }
 

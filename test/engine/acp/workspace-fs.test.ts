@@ -90,6 +90,23 @@ describe('ACP client fs: fs/read_text_file and fs/write_text_file inside the wor
     await refusal(fs.write({ path: path.join(workspace, 'fifo'), content: 'x' }));
   });
 
+  it('[sandbox] hide holds for the client too: a hidden file or folder is refused, through a symlink as well; control: served without it', async () => {
+    const { workspace, events } = setup();
+    writeFileSync(path.join(workspace, '.env'), 'TOKEN=secret\n');
+    mkdirSync(path.join(workspace, 'private'));
+    writeFileSync(path.join(workspace, 'private/key.pem'), 'KEY\n');
+    symlinkSync('.env', path.join(workspace, 'env-link'));
+    const hidden = [path.join(workspace, '.env'), path.join(workspace, 'private')];
+    const guarded = new WorkspaceFs({ workspace, mode: 'write', hidden, emit: (d) => events.push(...d) });
+    for (const p of ['.env', 'env-link', 'private/key.pem']) {
+      await refusal(guarded.read({ path: path.join(workspace, p) }));
+      await refusal(guarded.write({ path: path.join(workspace, p), content: 'x' }));
+    }
+    assert.equal(readFileSync(path.join(workspace, '.env'), 'utf8'), 'TOKEN=secret\n');
+    const open = new WorkspaceFs({ workspace, mode: 'write', emit: () => undefined });
+    assert.equal((await open.read({ path: path.join(workspace, 'env-link') })).content, 'TOKEN=secret\n');
+  });
+
   it('a read-only task: no write in the workspace, but the report file may be written', async () => {
     const { workspace, report, fs } = setup('read-only');
     await refusal(fs.write({ path: path.join(workspace, 'src/a.txt'), content: 'x' }));
