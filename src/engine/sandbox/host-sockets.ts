@@ -42,17 +42,16 @@ export function neededUnderServiceFolders(): string[] {
   const folders = serviceFolders();
   if (!folders.length) return [];
   const needed = new Set<string>();
-  let entries: string[] = [];
+  let links: string[] = [];
   try {
-    entries = readdirSync('/etc');
+    // The entries' types from the folder listing itself: one realpath per link, no lstat per file.
+    links = readdirSync('/etc', { withFileTypes: true }).filter((entry) => entry.isSymbolicLink()).map((entry) => path.join('/etc', entry.name));
   } catch {
     return [];
   }
-  for (const name of entries) {
-    const file = path.join('/etc', name);
+  for (const link of links) {
     try {
-      if (!lstatSync(file).isSymbolicLink()) continue;
-      const real = realpathSync(file);
+      const real = realpathSync(link);
       if (folders.some((folder) => isUnder(real, folder))) needed.add(real);
     } catch {
       /* a dangling link: nothing to show */
