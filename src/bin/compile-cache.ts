@@ -1,8 +1,8 @@
 import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
-import { tmpdir, userInfo } from 'node:os';
+import { homedir, tmpdir, userInfo } from 'node:os';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
 
@@ -15,18 +15,49 @@ import * as vm from 'node:vm';
 
 type ModuleWithCache = typeof Module & { enableCompileCache?: (dir?: string) => unknown };
 
-/** The cache folder: $CAESAR_COMPILE_CACHE, or one per user under the OS temp folder; "off" disables it. */
-function cacheDir(): string | undefined {
+/**
+ * The cache folder: $CAESAR_COMPILE_CACHE, else the user's own cache folder ($XDG_CACHE_HOME or ~/.cache, `caesar/
+ * compile-cache`), else one per user under the OS temp folder; "off" disables it. Whatever it is, it is used only when
+ * it is a real folder of this user that no one else can write (ownPrivateFolder): a cache is code this process runs,
+ * and another user who made `/tmp/caesar-compile-cache-<uid>` first, with a crafted cache in it, ran code as this user
+ * (issue 34). None fit: no cache, only a slower start.
+ */
+export function cacheDir(): string | undefined {
   const configured = process.env.CAESAR_COMPILE_CACHE;
   if (configured === 'off' || configured === '0') return undefined;
-  if (configured) return configured;
-  let user = 'user';
+  const candidates = configured ? [configured] : [userCacheDir(), path.join(tmpdir(), `caesar-compile-cache-${userTag()}`)];
+  return candidates.find((dir) => dir !== undefined && ownPrivateFolder(dir));
+}
+
+function userCacheDir(): string | undefined {
+  const xdg = process.env.XDG_CACHE_HOME;
+  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(homedir(), '.cache');
+  return path.isAbsolute(base) ? path.join(base, 'caesar', 'compile-cache') : undefined;
+}
+
+function userTag(): string {
   try {
-    user = String(userInfo().uid >= 0 ? userInfo().uid : userInfo().username);
+    return String(userInfo().uid >= 0 ? userInfo().uid : userInfo().username);
   } catch {
-    /* no passwd entry (some containers): one shared name is still only a cache */
+    return 'user'; // no passwd entry (some containers): the ownership check below still stands
   }
-  return path.join(tmpdir(), `caesar-compile-cache-${user}`);
+}
+
+/**
+ * Made 0700 when missing; then, by lstat, a directory (not a symlink) owned by this process's uid, which no one else
+ * may write. One that was ours and only readable by others is narrowed to 0700; one others could write is refused:
+ * they may have planted in it already.
+ */
+export function ownPrivateFolder(dir: string): boolean {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const stats = lstatSync(dir);
+    if (!stats.isDirectory() || (process.getuid && stats.uid !== process.getuid()) || (stats.mode & 0o022) !== 0) return false;
+    if ((stats.mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Turns on Node's own code cache for modules loaded from now on (Node ≥ 22.1); a no-op elsewhere. */
@@ -89,7 +120,6 @@ export function bundleText(bytes: Buffer): string {
 
 function saveCache(script: vm.Script, dir: string, cacheFile: string): void {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const temporary = `${cacheFile}.${process.pid}.tmp`;
     writeFileSync(temporary, script.createCachedData());
     renameSync(temporary, cacheFile);

@@ -27,6 +27,8 @@ export interface AcpSessionInput {
   /** The task runs in its own worktree (permissions `allow-in-worktree`). */
   inWorktree: boolean;
   relay: AnswerSource;
+  /** `[sandbox] hide` as absolute paths: the client serves none of them (the agent runs outside the sandbox's view). */
+  hidden?: string[];
   /** Drafts made outside the agent's stdout (automatic answers, client writes): into events.jsonl. */
   emit(drafts: EventDraft[]): void;
   log(message: string): void;
@@ -148,6 +150,7 @@ export class AcpSession {
       workspace: this.input.task.workspace,
       mode: this.input.task.mode,
       extraFiles: [this.input.paths.report],
+      ...(this.input.hidden ? { hidden: this.input.hidden } : {}),
       emit: this.input.emit,
       onWritten: (rel) => this.translator.noteWritten(rel),
     });

@@ -1,8 +1,8 @@
-import { constants, promises as fs } from 'node:fs';
+import { realpathSync, type promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { RequestError } from '@agentclientprotocol/sdk';
 import type { EventDraft } from '../../protocol';
-import { UnsafeFileError, readRegularFileBounded } from '../../base/safe-read';
+import { BeneathError, openBeneath, type OpenedBeneath } from './beneath';
 import { isInside } from './permissions';
 
 /** A text file larger than this is not served to the agent (it can read it from disk itself if it must). */
@@ -14,6 +14,8 @@ export interface WorkspaceFsOptions {
   mode: 'read-only' | 'write';
   /** Files outside the workspace the agent may also read and write, exactly (the report file of the task). */
   extraFiles?: string[];
+  /** Paths `[sandbox] hide` hides (absolute): refused, and everything below them, however reached. */
+  hidden?: string[];
   /** Each write, as it happens (file_changed, or progress for an extra file). */
   emit(drafts: EventDraft[]): void;
   /** Told of each workspace path written (relative, `/`-separated). */
@@ -22,55 +24,43 @@ export interface WorkspaceFsOptions {
 
 /**
  * The client side of ACP's `fs/read_text_file` and `fs/write_text_file`: served inside the task's workspace only.
- * Refused: a path with a `..` segment, a path outside the workspace, a symlink (file or folder) leading out of it,
- * anything under `.git/`, and any write in a read-only task. A missing file is `resourceNotFound`, as ACP asks.
+ * Refused: a path with a `..` segment, a path outside the workspace, a symlink (file or folder) leading out of it or
+ * into `.git/`, anything under `.git/`, and any write in a read-only task. Every component is resolved below the
+ * workspace's own descriptor (beneath.ts), so no race between a check and the open can lead a request out. A missing file is `resourceNotFound`, as ACP asks.
  */
 export class WorkspaceFs {
-  private realWorkspace?: Promise<string>;
-
   constructor(private readonly options: WorkspaceFsOptions) {}
 
   async read(params: { path: string; line?: number | null; limit?: number | null }): Promise<{ content: string }> {
     const file = this.checkPath(params.path, 'read');
-    const real = await this.realInside(file, 'read');
-    if (real === undefined) throw RequestError.resourceNotFound(params.path);
+    const opened = await this.open(file, params.path, 'read');
     let buffer: Buffer;
     try {
-      buffer = await readRegularFileBounded(real, MAX_READ_BYTES);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw RequestError.resourceNotFound(params.path);
-      if (err instanceof UnsafeFileError) throw refused(`${params.path}: ${err.message}`);
-      throw err;
+      buffer = await readBounded(opened.handle, params.path);
+    } finally {
+      await opened.handle.close();
     }
     return { content: sliceLines(buffer.toString('utf8'), params.line ?? undefined, params.limit ?? undefined) };
   }
 
   async write(params: { path: string; content: string }): Promise<Record<string, never>> {
     const file = this.checkPath(params.path, 'write');
-    if (this.options.mode === 'read-only' && !this.isExtra(file)) throw refused(`${params.path}: this task is read-only, no file may be written`);
-    const target = (await this.realInside(file, 'write')) ?? (await this.createParents(file));
-    const existed = await fs.lstat(target).then((s) => {
-      if (!s.isFile()) throw refused(`${params.path} is not a regular file`);
-      return true;
-    }, (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return false;
-      throw err;
-    });
-    // O_NOFOLLOW: a symlink planted between the check and the open fails the write instead of leading it elsewhere.
-    const handle = await fs.open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0), 0o644);
+    const extra = this.isExtra(file);
+    if (this.options.mode === 'read-only' && !extra) throw refused(`${params.path}: this task is read-only, no file may be written`);
+    const { handle, rel, created } = await this.open(file, params.path, 'write');
     try {
+      // Truncated only now, through the descriptor checked to be a regular file below the workspace.
+      await handle.truncate(0);
       await handle.writeFile(params.content, 'utf8');
     } finally {
       await handle.close();
     }
-    const root = await this.workspaceReal();
-    if (!isInside(target, root)) {
-      this.options.emit([{ type: 'progress', message: `The agent wrote ${target} through the client.` }]);
+    if (extra) {
+      this.options.emit([{ type: 'progress', message: `The agent wrote ${file} through the client.` }]);
       return {};
     }
-    const rel = path.relative(root, target).split(path.sep).join('/');
     this.options.onWritten?.(rel);
-    this.options.emit([{ type: 'file_changed', path: rel, action: existed ? 'modified' : 'created' }]);
+    this.options.emit([{ type: 'file_changed', path: rel, action: created ? 'created' : 'modified' }]);
     return {};
   }
 
@@ -87,46 +77,47 @@ export class WorkspaceFs {
     return file;
   }
 
-  /** The file's real path when it exists and stays inside (symlinks resolved); undefined when it does not exist. */
-  private async realInside(file: string, verb: 'read' | 'write'): Promise<string | undefined> {
-    let real: string;
+  /**
+   * Opens the file through openBeneath (beneath.ts): every component below the workspace, none followed out of it, so
+   * a folder swapped for a symlink while the request runs cannot lead it elsewhere. An extra file is opened in its own
+   * folder, no symlink followed at all. A symlink inside the workspace is followed; one into .git/ is refused.
+   */
+  private async open(file: string, requested: string, access: 'read' | 'write'): Promise<OpenedBeneath> {
+    const [root, rel] = this.isExtra(file)
+      ? [path.dirname(file), path.basename(file)]
+      : [this.options.workspace, path.relative(this.options.workspace, file).split(path.sep).join('/')];
     try {
-      real = await fs.realpath(file);
+      return await openBeneath(root, rel, {
+        access,
+        followInside: !this.isExtra(file),
+        refuse: (reached) => this.refusal(root, reached, requested, access),
+      });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw RequestError.resourceNotFound(requested);
+      if (err instanceof BeneathError) throw refused(`${requested}: ${err.message}; ${access} refused`);
       throw err;
     }
-    if (this.isExtra(file) && real === file) return real;
-    if (!isInside(real, await this.workspaceReal())) throw refused(`${file} leads outside the task's workspace through a symbolic link; ${verb} refused`);
-    return real;
   }
 
-  /** For a new file: its parent folders, checked to resolve inside the workspace, then created. */
-  private async createParents(file: string): Promise<string> {
-    if (this.isExtra(file)) return file;
-    const root = await this.workspaceReal();
-    let existing = path.dirname(file);
-    const missing: string[] = [];
-    for (;;) {
-      const real = await fs.realpath(existing).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
-      if (real !== undefined) {
-        if (!isInside(real, root)) throw refused(`${file} leads outside the task's workspace through a symbolic link; write refused`);
-        const dir = path.join(real, ...missing);
-        await fs.mkdir(dir, { recursive: true });
-        return path.join(dir, path.basename(file));
-      }
-      missing.unshift(path.basename(existing));
-      existing = path.dirname(existing);
-    }
+  /** Why a place the walk reached (relative to `root`) is not served: inside .git/, or hidden by [sandbox] hide. */
+  private refusal(root: string, reached: string, requested: string, access: string): string | undefined {
+    if (root === this.options.workspace && reached.split('/')[0] === '.git') return `${requested} leads into .git/; ${access} refused`;
+    const places = [root, realOrSelf(root)].map((base) => path.join(base, ...reached.split('/')));
+    const hidden = (this.options.hidden ?? []).flatMap((p) => [p, realOrSelf(p)]);
+    if (places.some((place) => hidden.some((h) => isInside(place, h)))) return `${requested} is hidden by [sandbox] hide; ${access} refused`;
+    return undefined;
   }
 
   private isExtra(file: string): boolean {
     return (this.options.extraFiles ?? []).some((extra) => path.resolve(extra) === file);
   }
+}
 
-  private workspaceReal(): Promise<string> {
-    this.realWorkspace ??= fs.realpath(this.options.workspace);
-    return this.realWorkspace;
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
   }
 }
 
@@ -137,6 +128,20 @@ export function sliceLines(text: string, line?: number, limit?: number): string 
   const start = Math.max(0, (line ?? 1) - 1);
   const end = limit === undefined ? lines.length : start + Math.max(0, limit);
   return lines.slice(start, end).join('\n');
+}
+
+/** The whole file from an open descriptor, refused past MAX_READ_BYTES (a file growing meanwhile included). */
+async function readBounded(handle: fs.FileHandle, requested: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for (;;) {
+    const chunk = Buffer.alloc(Math.min(1 << 20, MAX_READ_BYTES + 1 - length));
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, length);
+    if (bytesRead === 0) return Buffer.concat(chunks, length);
+    chunks.push(chunk.subarray(0, bytesRead));
+    length += bytesRead;
+    if (length > MAX_READ_BYTES) throw refused(`${requested} is larger than ${MAX_READ_BYTES} bytes; read refused`);
+  }
 }
 
 function refused(message: string): RequestError {

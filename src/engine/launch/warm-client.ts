@@ -5,6 +5,7 @@ import {
   LineReader,
   TAKEN_LINE,
   buildId,
+  handOffProof,
   idleSocket,
   parseHello,
   supportsIdleMode,
@@ -13,6 +14,7 @@ import {
   type HandOff,
   type IdleHello,
 } from './warm-common';
+import { recordKey } from '../store/record-key';
 import { SUPERVISOR_V8_FLAGS, supervisorEnv, type StandbyAssignment } from './supervisor-process';
 
 export { idleSocket } from './warm-common';
@@ -32,8 +34,9 @@ const HAND_OFF_TIMEOUT_MS = 30_000;
 export async function handOffToIdle(script: string, assignment: StandbyAssignment, env: NodeJS.ProcessEnv = process.env): Promise<number | undefined> {
   const socket = idleSocket(script, env);
   const build = socket && buildId(script);
-  if (!socket || !build) return undefined;
-  return new HandOffAttempt(socket, { build, assignment }).run();
+  const key = socket && userSecret();
+  if (!socket || !build || !key) return undefined;
+  return new HandOffAttempt(socket, key, build, assignment).run();
 }
 
 /** Asks the idle supervisor who it is, without handing it anything (tests, `caesar doctor`-style checks). */
@@ -93,7 +96,9 @@ class HandOffAttempt {
 
   constructor(
     private readonly socket: string,
-    private readonly handOff: HandOff,
+    private readonly key: Buffer,
+    private readonly build: string,
+    private readonly assignment: HandOff['assignment'],
   ) {}
 
   run(): Promise<number | undefined> {
@@ -119,10 +124,12 @@ class HandOffAttempt {
       if (!this.hello) {
         const hello = parseHello(line);
         // Another build answering on this build's name is not one to trust with a task.
-        if (!hello || hello.build !== this.handOff.build) return this.settle(undefined);
+        if (!hello || hello.build !== this.build) return this.settle(undefined);
         this.hello = hello;
         this.sent = true;
-        this.connection?.write(`${JSON.stringify(this.handOff)}\n`);
+        const proof = handOffProof(this.key, hello.challenge, this.build, this.assignment);
+        const handOff: HandOff = { build: this.build, assignment: this.assignment, proof };
+        this.connection?.write(`${JSON.stringify(handOff)}\n`);
       } else if (line === TAKEN_LINE) {
         return this.settle(this.hello.pid);
       } else {
@@ -153,6 +160,15 @@ class HandOffAttempt {
     clearTimeout(this.timer);
     this.connection?.destroy();
     this.resolve(pid);
+  }
+}
+
+/** The user's record key, what proves a hand-off (warm-common.ts); undefined where it cannot be had (a sandbox). */
+function userSecret(): Buffer | undefined {
+  try {
+    return recordKey();
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { lstatSync, mkdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { ENV } from '../../protocol/env';
 
@@ -13,6 +12,12 @@ import { ENV } from '../../protocol/env';
  * this uid, mode 0700, not a symlink), checked on both sides before use, so only this user (or root) can reach it.
  * A folder that fails the check turns the warm supervisor off (every task starts its supervisor fresh), it is never
  * repaired or used as it is.
+ *
+ * The kernel's check is not enough on its own (issue 34): a sandboxed agent runs as the same user, and where the folder
+ * was visible to it (a runtime folder the sandbox did not know of) it handed the idle supervisor a task with its own
+ * PATH, and its fake git ran outside the sandbox. So the caller also proves it is not inside a sandbox: it answers the
+ * supervisor's fresh challenge with an HMAC keyed by the user's record key (record-key.ts), which the sandbox hides
+ * from every agent, over the very task it hands over. No proof, no task.
  */
 
 /** The idle supervisor's greeting, the first line it writes on every connection. */
@@ -20,12 +25,29 @@ export interface IdleHello {
   caesar_idle_supervisor: 1;
   pid: number;
   build: string;
+  /** Fresh for each connection: what the caller's proof answers. */
+  challenge: string;
 }
 
 /** The client's one line: the build it expects and the task (as a standby gets it, supervisor-process.ts). */
 export interface HandOff {
   build: string;
   assignment: { taskDir: string; cwd: string; env: Record<string, string> };
+  /** handOffProof() of the supervisor's challenge, this build and this assignment. */
+  proof: string;
+}
+
+/** The caller's answer to `challenge`: an HMAC keyed by the user's secret over the challenge, the build and the task. */
+export function handOffProof(key: Buffer, challenge: string, build: string, assignment: HandOff['assignment']): string {
+  const task = JSON.stringify([assignment.taskDir, assignment.cwd, Object.entries(assignment.env)]);
+  return createHmac('sha256', key).update(`caesar warm hand-off\0${challenge}\0${build}\0${task}`).digest('hex');
+}
+
+/** True when `handOff` carries the proof for `challenge` (compared in constant time). */
+export function provenHandOff(key: Buffer, challenge: string, handOff: HandOff): boolean {
+  const expected = Buffer.from(handOffProof(key, challenge, handOff.build, handOff.assignment), 'hex');
+  const given = Buffer.from(handOff.proof, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 export const TAKEN_LINE = 'taken';
@@ -70,17 +92,19 @@ export function idleMs(env: NodeJS.ProcessEnv = process.env): number {
 }
 
 /**
- * The user's folder for idle supervisors: $CAESAR_WARM_DIR, else $XDG_RUNTIME_DIR/caesar, else <tmp>/caesar-<uid>.
- * Created 0700 when `create`; undefined when it is missing or is not safely this user's own.
+ * The user's folder for idle supervisors: $CAESAR_WARM_DIR, else /run/user/<uid>/caesar when that runtime folder is the
+ * user's own, else /tmp/caesar-<uid>. Not $XDG_RUNTIME_DIR nor $TMPDIR: an agent sets its own environment, and a folder
+ * named there is one the sandbox may not know to hide (issue 34); these two it hides (policy.ts). Created 0700 when
+ * `create`; undefined when it is missing or is not safely this user's own.
  */
 export function warmDir(env: NodeJS.ProcessEnv = process.env, create = false): string | undefined {
   const uid = process.getuid?.();
   if (uid === undefined) return undefined;
   const dir = env.CAESAR_WARM_DIR
     ? path.resolve(env.CAESAR_WARM_DIR)
-    : env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR)
-      ? path.join(env.XDG_RUNTIME_DIR, 'caesar')
-      : path.join(os.tmpdir(), `caesar-${uid}`);
+    : isPrivateFolder(`/run/user/${uid}`, uid)
+      ? path.join(`/run/user/${uid}`, 'caesar')
+      : path.join('/tmp', `caesar-${uid}`);
   if (create) {
     try {
       mkdirSync(dir, { mode: 0o700 });
@@ -186,10 +210,10 @@ export function parseHandOff(line: string): HandOff | undefined {
   try {
     const value = JSON.parse(line) as Partial<HandOff>;
     const a = value.assignment;
-    if (typeof value.build !== 'string' || typeof a !== 'object' || a === null) return undefined;
+    if (typeof value.build !== 'string' || typeof value.proof !== 'string' || typeof a !== 'object' || a === null) return undefined;
     if (typeof a.taskDir !== 'string' || !path.isAbsolute(a.taskDir) || typeof a.cwd !== 'string' || !path.isAbsolute(a.cwd)) return undefined;
     if (typeof a.env !== 'object' || a.env === null || !Object.values(a.env).every((v) => typeof v === 'string')) return undefined;
-    return { build: value.build, assignment: { taskDir: a.taskDir, cwd: a.cwd, env: { ...a.env } } };
+    return { build: value.build, assignment: { taskDir: a.taskDir, cwd: a.cwd, env: { ...a.env } }, proof: value.proof };
   } catch {
     return undefined;
   }
@@ -198,7 +222,7 @@ export function parseHandOff(line: string): HandOff | undefined {
 export function parseHello(line: string): IdleHello | undefined {
   try {
     const value = JSON.parse(line) as Partial<IdleHello>;
-    if (value.caesar_idle_supervisor !== 1 || typeof value.build !== 'string' || !Number.isInteger(value.pid) || (value.pid ?? 0) <= 1) return undefined;
+    if (value.caesar_idle_supervisor !== 1 || typeof value.build !== 'string' || typeof value.challenge !== 'string' || !Number.isInteger(value.pid) || (value.pid ?? 0) <= 1) return undefined;
     return value as IdleHello;
   } catch {
     return undefined;

@@ -1,5 +1,7 @@
 import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import * as net from 'node:net';
+import { recordKey } from '../store/record-key';
 import {
   HAND_OFF_LINE_LIMIT,
   LineReader,
@@ -8,6 +10,7 @@ import {
   idleMs,
   isPrivateFolder,
   parseHandOff,
+  provenHandOff,
   socketPath,
   warmDir,
   type HandOff,
@@ -19,6 +22,8 @@ import {
  * its own build, stops listening at once (one supervisor per task, one task per supervisor) and from then on is that
  * task's supervisor exactly as a fresh one (supervisor-main.ts: superviseTask re-reads and re-validates the task
  * folder from disk; nothing handed over is trusted beyond where to look and the environment a fresh one would get).
+ * Only a caller that proves it is outside every sandbox (the HMAC of warm-common.ts, over this connection's challenge)
+ * is given the task: a sandboxed agent of the same user that reaches the socket is refused.
  * It exits when nothing came for CAESAR_WARM_IDLE_MS, when its code on disk changed (a stale build never runs a
  * task), or when its socket is no longer its own (another idle one replaced it).
  */
@@ -47,11 +52,17 @@ export async function waitIdle(options: IdleOptions): Promise<boolean> {
   const dir = warmDir(env, true);
   const build = buildId(options.script);
   if (!dir || !build) return false;
+  let key: Buffer;
+  try {
+    key = recordKey();
+  } catch {
+    return false; // no secret to check a caller with: no idle mode
+  }
   const socket = socketPath(dir, build);
   const server = net.createServer();
   if (!(await listenOnce(server, socket))) return false;
   chmodSync(socket, 0o600);
-  new IdleSupervisor(options, server, { dir, build, socket, inode: lstatSync(socket).ino }, idleMs(env)).start();
+  new IdleSupervisor(options, server, { dir, build, socket, inode: lstatSync(socket).ino, key }, idleMs(env)).start();
   return true;
 }
 
@@ -60,6 +71,8 @@ interface Place {
   build: string;
   socket: string;
   inode: number;
+  /** The user's secret a caller proves it holds (warm-common.ts). */
+  key: Buffer;
 }
 
 class IdleSupervisor {
@@ -89,22 +102,31 @@ class IdleSupervisor {
     const timer = setTimeout(() => connection.destroy(), CONNECTION_TIMEOUT_MS);
     connection.on('error', () => undefined);
     connection.on('close', () => clearTimeout(timer));
-    connection.write(`${JSON.stringify({ caesar_idle_supervisor: 1, pid: process.pid, build: this.place.build })}\n`);
+    const challenge = randomBytes(32).toString('hex');
+    connection.write(`${JSON.stringify({ caesar_idle_supervisor: 1, pid: process.pid, build: this.place.build, challenge })}\n`);
     connection.on('data', (chunk) => {
       const lines = reader.push(chunk);
       if (!lines) return void connection.destroy();
       if (!lines.length) return;
       clearTimeout(timer);
       connection.removeAllListeners('data');
-      this.consider(connection, lines[0]!);
+      this.consider(connection, lines[0]!, challenge);
     });
   }
 
-  /** One hand-off line: refused unless well formed, of this build, and this supervisor still free and current. */
-  private consider(connection: net.Socket, line: string): void {
+  /** One hand-off line: refused unless well formed, proven, of this build, and this supervisor still free and current. */
+  private consider(connection: net.Socket, line: string, challenge: string): void {
     const handOff = parseHandOff(line);
     const stale = this.staleReason();
-    const refusal = !handOff ? 'malformed hand-off' : handOff.build !== this.place.build ? 'another build' : this.taken ? 'already taken' : stale;
+    const refusal = !handOff
+      ? 'malformed hand-off'
+      : !provenHandOff(this.place.key, challenge, handOff)
+        ? 'no proof that the caller is outside the sandbox'
+        : handOff.build !== this.place.build
+          ? 'another build'
+          : this.taken
+            ? 'already taken'
+            : stale;
     if (refusal || !handOff) {
       connection.end(`refused: ${refusal}\n`);
       if (stale) this.leave(stale);

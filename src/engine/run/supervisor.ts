@@ -32,7 +32,7 @@ import { SlotWaitAborted, acquireSlot, type Slot } from '../store/slots';
 import { runAgentProcess, type RunAgentOptions, type RunAgentResult } from '../process/spawn';
 import { AcpSession, acpTier } from '../acp/session';
 import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol';
-import { sandboxWillConfine, type PreparedSandbox } from '../sandbox/sandbox';
+import { hiddenByPolicy, sandboxWillConfine, type PreparedSandbox } from '../sandbox/sandbox';
 import { CAESAR_FOLDERS, moveAsidePlantedGit } from '../git/nested-git';
 import { StateWriter } from './state-writer';
 import { agentCannotBeSandboxed, decideTaskNetwork } from './task-network';
@@ -208,7 +208,7 @@ class TaskRun {
     // The ACP transport (launch.transport) drives the agent over the Agent Client Protocol: src/engine/acp/.
     const acp = launch.transport !== 'acp' ? undefined : new AcpSession({
       adapter, task, tier, paths: this.paths, permissions: launch.permissions, inWorktree: Boolean(placement.worktree),
-      relay: this.questions, emit: (drafts) => this.relay(drafts), log: this.log,
+      relay: this.questions, emit: (drafts) => this.relay(drafts), log: this.log, hidden: hiddenByPolicy(launch.sandbox, process.env),
     });
     const plan = (acp ?? adapter).build({
       task,

@@ -2,6 +2,7 @@ import { lstatSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { TASK_FILES } from '../../protocol';
 import { agentStatePaths, otherAgentsStatePaths } from './agent-dirs';
+import { neededUnderServiceFolders, serviceFolders, socketsToCover } from './host-sockets';
 
 /**
  * What one task's agent may see and write, as an ordered list of mounts (later ones win over earlier ones, as in
@@ -69,9 +70,13 @@ export function sandboxMounts(input: SandboxInput, taskDirEntries: string[]): Mo
     { kind: 'dev', path: '/dev' },
     { kind: 'proc', path: '/proc' },
     { kind: 'tmpfs', path: '/tmp' },
+    // The system's service sockets (host-sockets.ts): /run whole, what name resolution needs shown again.
+    ...serviceFolders().map((folder): Mount => ({ kind: 'tmpfs', path: folder })),
   ];
+  for (const p of neededUnderServiceFolders()) mounts.push({ kind: 'ro', path: p, optional: true });
   // The private /tmp and /dev/shm hide what lives there on the host: what the agent needs is shown again, read-only.
-  for (const p of neededUnderTmp(input)) mounts.push({ kind: 'ro', path: p, optional: true });
+  const shownUnderTmp = neededUnderTmp(input);
+  for (const p of shownUnderTmp) mounts.push({ kind: 'ro', path: p, optional: true });
   // The user's read_write folders come before what Caesar hides and guards, so those win below them: a read_write of
   // `~` must not show `~/.ssh` nor make a repository's `.git` writable. Naming that very path opens it; naming a path
   // inside one opens that path alone (mounted again below, after them).
@@ -92,6 +97,8 @@ export function sandboxMounts(input: SandboxInput, taskDirEntries: string[]): Mo
   for (const p of input.readWrite) {
     if (shut.some((closed) => isUnder(path.resolve(p), closed) && path.resolve(p) !== closed)) mounts.push({ kind: 'rw', path: p, optional: true });
   }
+  // Last, so that no folder mounted above shows one again; a socket named exactly in read_write stays reachable.
+  for (const socket of socketsToCover(input.readWrite, [...shownUnderTmp, ...input.readWrite])) mounts.push({ kind: 'empty', path: socket, source: input.emptyFile });
   const tmpdir = input.env.TMPDIR;
   if (tmpdir && path.isAbsolute(tmpdir) && path.resolve(tmpdir) !== '/tmp' && isDirectory(tmpdir)) mounts.push({ kind: 'tmpfs', path: tmpdir });
   return mounts;

@@ -275,6 +275,11 @@ async function createStateDirs(agentId: string, env: NodeJS.ProcessEnv): Promise
 }
 
 /** `~/x` against the agent's HOME; relative or empty entries are dropped (a sandbox path must be absolute). */
+/** `[sandbox] hide` as absolute paths (`~` is the agent's HOME): what the ACP client must not serve either. */
+export function hiddenByPolicy(settings: Partial<SandboxSettings> | undefined, env: NodeJS.ProcessEnv): string[] {
+  return absolutePaths(settings?.hide, env);
+}
+
 function absolutePaths(paths: string[] | undefined, env: NodeJS.ProcessEnv): string[] {
   const home = env.HOME;
   return (paths ?? [])

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -73,6 +74,37 @@ describe('ACP client fs: fs/read_text_file and fs/write_text_file inside the wor
       { type: 'file_changed', path: 'src/a.txt', action: 'modified' },
     ]);
     assert.deepEqual(written, ['deep/er/new.txt', 'src/a.txt']);
+  });
+
+  it('a symlink inside the workspace that leads into .git/ is refused (read and write), a FIFO is refused without blocking', async () => {
+    const { workspace, fs } = setup();
+    writeFileSync(path.join(workspace, '.git/config'), '[core]\n');
+    symlinkSync('.git', path.join(workspace, 'g'));
+    symlinkSync(path.join(workspace, '.git/config'), path.join(workspace, 'cfg'));
+    for (const p of ['g/config', 'cfg']) await refusal(fs.read({ path: path.join(workspace, p) }));
+    for (const p of ['g/hooks/pre-commit', 'cfg']) await refusal(fs.write({ path: path.join(workspace, p), content: 'pwned' }));
+    assert.equal(readFileSync(path.join(workspace, '.git/config'), 'utf8'), '[core]\n');
+    assert.ok(!existsSync(path.join(workspace, '.git/hooks')));
+    execFileSync('mkfifo', [path.join(workspace, 'fifo')]);
+    await refusal(fs.read({ path: path.join(workspace, 'fifo') }));
+    await refusal(fs.write({ path: path.join(workspace, 'fifo'), content: 'x' }));
+  });
+
+  it('[sandbox] hide holds for the client too: a hidden file or folder is refused, through a symlink as well; control: served without it', async () => {
+    const { workspace, events } = setup();
+    writeFileSync(path.join(workspace, '.env'), 'TOKEN=secret\n');
+    mkdirSync(path.join(workspace, 'private'));
+    writeFileSync(path.join(workspace, 'private/key.pem'), 'KEY\n');
+    symlinkSync('.env', path.join(workspace, 'env-link'));
+    const hidden = [path.join(workspace, '.env'), path.join(workspace, 'private')];
+    const guarded = new WorkspaceFs({ workspace, mode: 'write', hidden, emit: (d) => events.push(...d) });
+    for (const p of ['.env', 'env-link', 'private/key.pem']) {
+      await refusal(guarded.read({ path: path.join(workspace, p) }));
+      await refusal(guarded.write({ path: path.join(workspace, p), content: 'x' }));
+    }
+    assert.equal(readFileSync(path.join(workspace, '.env'), 'utf8'), 'TOKEN=secret\n');
+    const open = new WorkspaceFs({ workspace, mode: 'write', emit: () => undefined });
+    assert.equal((await open.read({ path: path.join(workspace, 'env-link') })).content, 'TOKEN=secret\n');
   });
 
   it('a read-only task: no write in the workspace, but the report file may be written', async () => {

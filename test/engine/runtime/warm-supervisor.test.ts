@@ -5,7 +5,8 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { handOffToIdle, probeIdleSupervisor, startIdleSupervisor } from '../../../src/engine/launch/warm-client';
-import { buildId, socketPath } from '../../../src/engine/launch/warm-common';
+import { buildId, handOffProof, socketPath } from '../../../src/engine/launch/warm-common';
+import { recordKey } from '../../../src/engine/store/record-key';
 import { taskPaths, type TaskState } from '../../../src/protocol';
 import { buildShippedCli, makeRepo, pidAlive, processesMatching, repoWithShellAgent, runCliScript, shippedCliEnv, SUCCESS_REPORT, trustedHome, waitFor, waitForFinished } from './helpers';
 
@@ -155,7 +156,11 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
       const client = net.connect(socket);
       client.on('data', (chunk) => {
         text += chunk.toString();
-        if (text.split('\n').length === 2) client.write(`${JSON.stringify({ build: 'an-older-build', assignment: { taskDir: '/nonexistent', cwd: '/', env: {} } })}\n`);
+        if (text.split('\n').length !== 2) return;
+        // A proven hand-off (the user's own caller), of another build.
+        const assignment = { taskDir: '/nonexistent', cwd: '/', env: {} };
+        const proof = handOffProof(recordKey(), (JSON.parse(text.split('\n')[0]!) as { challenge: string }).challenge, 'an-older-build', assignment);
+        client.write(`${JSON.stringify({ build: 'an-older-build', assignment, proof })}\n`);
       });
       client.on('close', () => resolve(text.split('\n')[1] ?? ''));
     });
@@ -198,7 +203,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     const fake = fakeIdle(
       socket,
       build,
-      `net.createServer((c) => { c.write(JSON.stringify({ caesar_idle_supervisor: 1, pid: process.pid, build: BUILD }) + '\\n');
+      `net.createServer((c) => { c.write(JSON.stringify({ caesar_idle_supervisor: 1, pid: process.pid, build: BUILD, challenge: 'c' }) + '\\n');
         c.on('data', (d) => { if (String(d).includes('\\n')) { require('node:fs').writeFileSync(SOCKET + '.got', d); process.kill(process.pid, 'SIGKILL'); } }); }).listen(SOCKET);`,
     );
     await waitFor('the stand-in to listen', async () => (await probeIdleSupervisor(script, env))?.pid === fake.pid);
