@@ -85,6 +85,17 @@ function run(s: Scene, cli: string, extra: NodeJS.ProcessEnv): Promise<{ code: n
   });
 }
 
+/** Any other command's output (stdout and stderr). */
+function caesar(s: Scene, cli: string, args: string[], extra: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd: s.repo, env: { ...process.env, HOME: s.home, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', () => resolve(out));
+  });
+}
+
 describe('reliability: environment switches (issue 34)', function () {
   this.timeout(240_000);
   let published: string;
@@ -131,6 +142,9 @@ describe('reliability: environment switches (issue 34)', function () {
     assert.equal(existsSync(s.markers), false, 'the pass-through never ran');
     assert.equal(existsSync(path.join(s.outside, 'escaped.txt')), false, 'the agent was confined');
     assert.equal(attack.state?.sandbox?.confined, true);
+    const doctor = await caesar(s, path.join(published, 'caesar.js'), ['doctor'], { CAESAR_BWRAP: passThrough });
+    assert.doesNotMatch(doctor, /bwrap\.sh/, 'doctor names the real bwrap, not the pass-through');
+    assert.equal(existsSync(s.markers), false);
   });
 
   it('$CAESAR_SUPERVISOR_JS: the test build runs that JavaScript as the supervisor, the published one never', async () => {
@@ -152,6 +166,7 @@ describe('reliability: environment switches (issue 34)', function () {
     assert.equal(off.code, 0, off.out);
     assert.equal(off.state?.sandbox?.confined, false);
     assert.match(off.state?.sandbox?.reason ?? '', /\$CAESAR_SANDBOX=off in the environment/);
+    assert.match(await caesar(s, path.join(published, 'caesar.js'), ['doctor'], { CAESAR_SANDBOX: 'off' }), /sandbox: off \(\$CAESAR_SANDBOX=off in the environment/);
     const finding = off.findings.find((f) => f.title === 'Not sandboxed');
     assert.equal(finding?.severity, 'high', JSON.stringify(off.findings));
     assert.match(finding!.detail, /CAESAR_SANDBOX=off/);
