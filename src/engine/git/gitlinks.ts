@@ -6,7 +6,8 @@ import * as path from 'node:path';
  * repository an agent planted and committed) whose commit matches, to learn whether its work tree is dirty; that
  * process reads the nested repository's own config, and a clean filter planted there ran as the user (measured on
  * git 2.39.5: `add -A` and `add --intent-to-add` both). `add` has no `--ignore-submodules`, so Caesar's own adds name
- * the index's gitlinks as exclusions: a gitlink keeps its entry as it was, and git never looks inside it.
+ * the index's gitlinks as exclusions: a gitlink keeps its entry as it was, and git never looks inside it (a nested
+ * repository's new commit is in a diff once the agent stages it in its worktree, not before).
  */
 
 /** A gitlink's mode (0o160000) as every index version stores it: a 32-bit big-endian word of its entry. */
