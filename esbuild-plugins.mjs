@@ -66,3 +66,14 @@ export const bundledLicenses = {
     });
   },
 };
+
+/**
+ * The published build's stand-in for src/base/test-switches.ts: test-switches.production.ts, which reads no test
+ * switch and holds none of their names (test/unit/published-switches.test.ts builds with it and searches the bundles).
+ */
+export const publishedSwitches = {
+  name: 'published-switches',
+  setup(build) {
+    build.onResolve({ filter: /[\\/]test-switches$/ }, (args) => ({ path: path.join(args.resolveDir, `${args.path}.production.ts`) }));
+  },
+};

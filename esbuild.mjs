@@ -4,7 +4,7 @@
 // and the browser code of each webview.
 import * as esbuild from 'esbuild';
 import { chmodSync, existsSync, readdirSync } from 'node:fs';
-import { asciiOutput, bundledLicenses, zodEnglishOnly } from './esbuild-plugins.mjs';
+import { asciiOutput, bundledLicenses, publishedSwitches, zodEnglishOnly } from './esbuild-plugins.mjs';
 import { extensionBundle } from './esbuild-extension.mjs';
 
 const watch = process.argv.includes('--watch');
@@ -22,7 +22,8 @@ const common = {
   charset: 'ascii',
 };
 
-const node = { ...common, platform: 'node', target: 'node20', format: 'cjs', plugins: [zodEnglishOnly, asciiOutput] };
+// The published build reads no test switch (src/base/test-switches.ts): none of their names is in it.
+const node = { ...common, platform: 'node', target: 'node20', format: 'cjs', plugins: [zodEnglishOnly, asciiOutput, ...(production ? [publishedSwitches] : [])] };
 
 const webviewEntries = existsSync('webview-ui')
   ? readdirSync('webview-ui', { withFileTypes: true })

@@ -27,7 +27,7 @@ export const demoAdapter: AgentAdapter = {
     reportsUsage: true,
   },
   build(ctx: BuildContext): SpawnPlan {
-    const script = locateDistFile(DEMO_AGENT_FILE, 'CAESAR_DEMO_AGENT_JS');
+    const script = locateDistFile(DEMO_AGENT_FILE, 'demoAgentScript');
     const args = [script, ...ctx.extraArgs];
     return stdinPromptPlan(process.execPath, args, ctx, { env: { ELECTRON_RUN_AS_NODE: '1' } });
   },
@@ -35,7 +35,7 @@ export const demoAdapter: AgentAdapter = {
   acp: {
     // `--acp`: the same walk spoken over the Agent Client Protocol, asking one permission before its write.
     plan(ctx: BuildContext): SpawnPlan {
-      const script = locateDistFile(DEMO_AGENT_FILE, 'CAESAR_DEMO_AGENT_JS');
+      const script = locateDistFile(DEMO_AGENT_FILE, 'demoAgentScript');
       const args = [script, '--acp', ...ctx.extraArgs];
       return { command: process.execPath, args, cwd: ctx.task.workspace, env: { ELECTRON_RUN_AS_NODE: '1' }, display: displayCommand(process.execPath, args) };
     },
@@ -101,7 +101,7 @@ export function demoTranslator(workspace?: string): Translator {
 /** True when dist/demo-agent.js can be found (doctor, the walkthrough). */
 export async function demoAgentAvailable(): Promise<boolean> {
   try {
-    await fs.access(locateDistFile(DEMO_AGENT_FILE, 'CAESAR_DEMO_AGENT_JS'));
+    await fs.access(locateDistFile(DEMO_AGENT_FILE, 'demoAgentScript'));
     return true;
   } catch {
     return false;

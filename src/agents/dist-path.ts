@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { testSwitch, testSwitchName, type TestSwitch } from '../base/test-switches';
 
 /**
  * Finds a file shipped in dist/ (the CLI bundle, the demo agent) from wherever the code runs:
@@ -7,10 +8,10 @@ import * as path from 'node:path';
  * 2. beside the running bundle — dist/caesar.js and dist/extension.js share one folder;
  * 3. the dist/ folder of the package that contains this source file (running from TypeScript, e.g. under mocha).
  */
-export function locateDistFile(name: string, envVar: string, env: NodeJS.ProcessEnv = process.env): string {
-  const override = env[envVar];
+export function locateDistFile(name: string, envVar: TestSwitch, env: NodeJS.ProcessEnv = process.env): string {
+  const override = testSwitch(envVar, env);
   if (override) {
-    if (!existsSync(override)) throw new Error(`${envVar} points to ${override}, which does not exist.`);
+    if (!existsSync(override)) throw new Error(`${testSwitchName(envVar) ?? envVar} points to ${override}, which does not exist.`);
     return path.resolve(override);
   }
   const beside = path.join(__dirname, name);
@@ -20,7 +21,7 @@ export function locateDistFile(name: string, envVar: string, env: NodeJS.Process
     if (existsSync(candidate) && isCaesarPackage(dir)) return candidate;
     if (path.dirname(dir) === dir) break;
   }
-  throw new Error(`Cannot find ${name}: run \`npm run build\` (it is produced in dist/), or set ${envVar}.`);
+  throw new Error(`Cannot find ${name}: run \`npm run build\` (it is produced in dist/).`);
 }
 
 function isCaesarPackage(dir: string): boolean {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_TRANSPORT, describePrograms, trustCommand, type LoadedConfig } from '../../config';
-import { agentStatuses, effectiveSandboxMode, locateSocat, sandboxPreflight, slurmHealth, type AgentCatalogue, type SlurmHealth } from '../../engine/tasks';
+import { agentStatuses, locateSocat, offReason, sandboxModeDecision, sandboxPreflight, slurmHealth, type AgentCatalogue, type SlurmHealth } from '../../engine/tasks';
 import { printJson, type CliIo } from '../io';
 import { hasAcpProbe, probeAcp, type AcpSupport } from './doctor-acp';
 import {
@@ -104,18 +104,22 @@ interface SandboxStatus {
   socat?: string;
   cause?: string;
   fix?: string;
+  /** With the mode off: who said so (the configuration, or an inherited $CAESAR_SANDBOX). */
+  offReason?: string;
 }
 
 /** The sandbox as a task started now would get it (src/engine/sandbox/): the mode in force and the preflight's verdict. */
 async function sandboxStatus(loaded: LoadedConfig, env: NodeJS.ProcessEnv): Promise<SandboxStatus> {
-  const mode = effectiveSandboxMode(loaded.config.sandbox.mode, env);
+  const decision = sandboxModeDecision(loaded.config.sandbox.mode, env);
+  const mode = decision.mode;
   const verdict = await sandboxPreflight(env);
   const socat = locateSocat(env);
-  return verdict.available ? { mode, available: true, bwrap: verdict.bwrap, ...(socat ? { socat } : {}) } : { mode, available: false, cause: verdict.cause, fix: verdict.fix };
+  const off = mode === 'off' ? { offReason: offReason(decision) } : {};
+  return verdict.available ? { mode, ...off, available: true, bwrap: verdict.bwrap, ...(socat ? { socat } : {}) } : { mode, ...off, available: false, cause: verdict.cause, fix: verdict.fix };
 }
 
 function sandboxInWords(sandbox: SandboxStatus): string[] {
-  if (sandbox.mode === 'off') return ['✗ sandbox: off ([sandbox] mode = "off"): agents run unconfined'];
+  if (sandbox.mode === 'off') return [`✗ sandbox: off (${sandbox.offReason ?? '[sandbox] mode = "off"'}): agents run unconfined`];
   if (sandbox.available) return [`✓ sandbox: agents run confined by ${sandbox.bwrap} (mode ${sandbox.mode})`, networkInWords(sandbox.socat)];
   const consequence = sandbox.mode === 'required' ? 'tasks are refused (mode required)' : 'tasks run unconfined, each with a high finding (mode auto)';
   return [`✗ sandbox: not available: ${sandbox.cause}; ${consequence}`, `    fix: ${sandbox.fix}`];

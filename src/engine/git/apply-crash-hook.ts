@@ -1,3 +1,5 @@
+import { testSwitch } from '../../base/test-switches';
+
 /*
  * Test hook of the apply transaction: CAESAR_TEST_APPLY_CRASH=<step>[:<n>] SIGKILLs this process's group (or, with the
  * prefix `self:`, only this process) at that step of apply.ts and apply-journal.ts. Used by
@@ -5,7 +7,7 @@
  */
 
 function crashSpec(): { step: string; n: number; self: boolean } | undefined {
-  const raw = process.env.CAESAR_TEST_APPLY_CRASH;
+  const raw = testSwitch('applyCrash');
   if (!raw) return undefined;
   const self = raw.startsWith('self:');
   const [step = '', n = '0'] = (self ? raw.slice(5) : raw).split(':');

@@ -16,6 +16,7 @@ import { ApplyBusyError, acquireApplyLock, type ApplyLock } from './apply-lock';
 import { crashNow, testCrashDelay, testCrashPoint } from './apply-crash-hook';
 import { ApplyRefusedError, prepareApplyJournal, type ApplyJournal } from './apply-journal';
 import { recoverLocked, type RecoveryReport } from './apply-recovery';
+import { bareLayoutReasons, bareRepositoryLayouts } from './bare-layout';
 
 export const APPLIED_FILE = 'applied.json';
 export const DISCARDED_FILE = 'discarded.json';
@@ -128,7 +129,7 @@ export async function applyTask(options: { root: string; state: TaskState; files
     if (recovered?.action === 'failed') {
       return { applied: false, reason: 'interrupted', files: [], conflicts: [], message: `Nothing was applied: ${recovered.message}` };
     }
-    const outcome = await applyLocked(root, state, target, options.files);
+    const outcome = await applyLocked(root, state, target, options.files, options.acceptRepositoryChanges === true);
     return recovered ? { ...outcome, recovered, message: `${recovered.message}\n${outcome.message}` } : outcome;
   } finally {
     await lock.release();
@@ -158,7 +159,7 @@ export function repositoryChangedRefusal(id: string, changes: string[]): ApplyOu
     conflicts: [],
     repository_changes: changes,
     message:
-      `Nothing was applied: the repository's shared git dir changed during task ${id}:\n${changes.map((c) => `  - ${c}`).join('\n')}\n` +
+      `Nothing was applied: task ${id} left what git could run unchecked or changed (the repository's shared git dir, or planted repositories):\n${changes.map((c) => `  - ${c}`).join('\n')}\n` +
       `Check these (a planted hook or config runs in your own git commands). To apply anyway: caesar apply ${id} --accept-repository-changes`,
   };
 }
@@ -166,7 +167,7 @@ export function repositoryChangedRefusal(id: string, changes: string[]): ApplyOu
 /** How long a second apply waits for the first one in the same checkout before refusing (a 50,000-file apply fits). */
 export const APPLY_LOCK_WAIT_MS = 120_000;
 
-async function applyLocked(root: string, state: TaskState, target: string, only: string[] | undefined): Promise<ApplyOutcome> {
+async function applyLocked(root: string, state: TaskState, target: string, only: string[] | undefined, accepted: boolean): Promise<ApplyOutcome> {
   const worktree = state.worktree as string;
   const baseRef = state.base_ref as string;
   // Read under the lock: a concurrent apply or a recovery may just have written it.
@@ -175,6 +176,9 @@ async function applyLocked(root: string, state: TaskState, target: string, only:
   if (diff.is_empty) {
     return { applied: true, empty: true, files: [], conflicts: [], message: `Task ${state.id} changed nothing; there is nothing to apply.` };
   }
+  // Checked on the files as they are now, whatever the conclusion said: a HEAD git would take for a repository's.
+  const layouts = accepted ? [] : await bareRepositoryLayouts(worktree, diff.files);
+  if (layouts.length) return repositoryChangedRefusal(state.id, bareLayoutReasons(layouts));
   if (earlier) {
     // Applied before: only files not applied then are left (a first apply may have been limited with --files).
     const before = new Set(earlier.files);

@@ -30,6 +30,15 @@ import { filesNamedBy, fingerprints, keyAndValue, lookupKey, parseOriginEntries,
  *    a filter: by the user's own definition, or by `false` (runs nothing of the repository's; the file reads as a
  *    conflict, the cautious answer). Land (land-replay.ts) goes further and refuses a repository whose own config
  *    defines a merge driver, saying so, rather than landing a file as a conflict.
+ *  - nested repositories (a submodule, or a repository an agent planted and committed as a gitlink): git starts a
+ *    `git status` inside one to learn whether its work tree is dirty (`diff-index`, `diff-files`, `status`, `add`),
+ *    and that process reads the nested repository's own config, whose filters no override here names (measured: a
+ *    clean filter of `sub/.git/config` ran on `diff-index HEAD`). The diff and status commands get
+ *    `--ignore-submodules=dirty` (a gitlink's commit still shows; the command line wins over `.gitmodules`, whose
+ *    `ignore = none` beats `diff.ignoreSubmodules`); `add` has no such option, so Caesar's own adds leave the
+ *    gitlinks of the index out of their pathspec (gitlinks.ts). `status.submoduleSummary` stays off.
+ *  - bare repositories: `safe.bareRepository=explicit`, git never takes a folder it finds by discovery for a bare
+ *    repository (a HEAD, objects/ and refs/ an agent laid out, whose config names core.fsmonitor).
  * Both `-c` values and GIT_CONFIG_KEY_<n> reach the git processes git itself starts (worktree remove's status, gc's
  * repack): git passes the first on in GIT_CONFIG_PARAMETERS, the second is inherited.
  */
@@ -41,6 +50,9 @@ export const SAFE_GIT_OPTIONS: readonly string[] = [
   '-c', 'core.fsmonitor=false',
   '-c', 'submodule.recurse=false',
   '-c', 'protocol.ext.allow=never',
+  '-c', 'safe.bareRepository=explicit',
+  '-c', 'diff.ignoreSubmodules=dirty',
+  '-c', 'status.submoduleSummary=false',
 ];
 
 /** Environment of every git call: no pager, no editor (`:` is the shell's no-op: git reads an empty message and stops). */
@@ -83,6 +95,16 @@ export function withoutDiffPrograms(args: readonly string[]): string[] {
   const at = subcommandIndex(args);
   if (at < 0 || !PORCELAIN_DIFF.has(args[at] as string)) return [...args];
   return [...args.slice(0, at + 1), '--no-ext-diff', '--no-textconv', ...args.slice(at + 1)];
+}
+
+/** Commands that would start a git process inside each nested repository to see whether its work tree is dirty. */
+const VISITS_SUBMODULES = new Set(['diff', 'diff-index', 'diff-files', 'status']);
+
+/** argv with `--ignore-submodules=dirty` right after a subcommand that would otherwise look inside nested repositories. */
+export function withoutSubmoduleVisits(args: readonly string[]): string[] {
+  const at = subcommandIndex(args);
+  if (at < 0 || !VISITS_SUBMODULES.has(args[at] as string)) return [...args];
+  return [...args.slice(0, at + 1), '--ignore-submodules=dirty', ...args.slice(at + 1)];
 }
 
 /** Whether the subcommand can run a filter driver (and so needs the look-up). */

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, realpath, rm, stat, utimes } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { SAFE_GIT_ENV, SAFE_GIT_OPTIONS, configEnv, repositoryOverrides, withoutDiffPrograms } from './git-safety';
+import { SAFE_GIT_ENV, SAFE_GIT_OPTIONS, configEnv, repositoryOverrides, subcommandIndex, withoutDiffPrograms, withoutSubmoduleVisits } from './git-safety';
+import { gitlinkPaths, mayHoldGitlink, namedIndexFile } from './gitlinks';
 
 /*
  * Git is driven through child_process.spawn with argv arrays, not simple-git, because this layer needs:
@@ -94,7 +95,20 @@ export async function runGit(args: string[], options: GitRunOptions): Promise<Gi
   const overrides = await repositoryOverrides(args, options.cwd, env);
   // A caller's own GIT_NO_LAZY_FETCH (runGitNeutral's) stands.
   if (!overrides.lazyFetch && options.env?.GIT_NO_LAZY_FETCH === undefined) env.GIT_NO_LAZY_FETCH = '1';
-  return spawnGit([...SAFE_GIT_OPTIONS, ...withoutDiffPrograms(args)], args, configEnv(overrides.pairs, env), options);
+  const argv = withoutSubmoduleVisits(withoutDiffPrograms(await withoutGitlinkVisits(args, options, env)));
+  return spawnGit([...SAFE_GIT_OPTIONS, ...argv], args, configEnv(overrides.pairs, env), options);
+}
+
+/** An `add` with the index's gitlinks excluded from its pathspec (gitlinks.ts): git never looks inside one. */
+async function withoutGitlinkVisits(args: string[], options: GitRunOptions, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const at = subcommandIndex(args);
+  if (args[at] !== 'add') return args;
+  const index = namedIndexFile(options.cwd, env);
+  if (index && !(await mayHoldGitlink(index))) return args;
+  const listing = await runGit([...args.slice(0, at), 'ls-files', '--stage', '-z'], { cwd: options.cwd, ...(options.env ? { env: options.env } : {}) });
+  const excluded = gitlinkPaths(listing.stdout).map(excludePathspec);
+  if (!excluded.length) return args;
+  return [...args, ...(args.includes('--') ? [] : ['--']), ...excluded];
 }
 
 function spawnGit(argv: string[], args: string[], env: NodeJS.ProcessEnv, options: GitRunOptions): Promise<GitRunResult> {

@@ -12,8 +12,15 @@ import { writeJsonAtomic } from '../../base/atomic';
  * started is moved aside into the task folder, with a high finding: nothing of the diff changes, nothing planted runs.
  */
 
-/** More directories than this and the walk stops: the finding says the worktree was not fully checked. */
+/**
+ * More directories than this and the walk stops (200,000 empty folders: 11-13 s with the load average at 17-20, ~3 s
+ * extrapolated on a quiet machine): the task's result is then refused for review, never half-checked. Caesar's own git never looks
+ * inside a nested repository (git-safety.ts), but the user's git and editor would.
+ */
 const WALK_LIMIT = 200_000;
+
+/** The title of a finding that refuses the task's result (apply and land) until the person accepts it. */
+export const NESTED_NOT_CHECKED = 'Nested repositories not checked';
 
 const NO_SKIP: ReadonlySet<string> = new Set();
 
@@ -34,12 +41,12 @@ export interface NestedGitWalk {
  * Every entry named `.git` below `worktree`, its own top-level `.git` excepted. Links are not followed (a link named
  * `.git` is listed: git's discovery follows it), and a `.git` is not walked into.
  */
-export function nestedGitEntries(worktree: string, skip: ReadonlySet<string> = NO_SKIP): NestedGitWalk {
+export function nestedGitEntries(worktree: string, skip: ReadonlySet<string> = NO_SKIP, limit = WALK_LIMIT): NestedGitWalk {
   const entries: string[] = [];
   const pending: string[] = [''];
   let walked = 0;
   while (pending.length) {
-    if (++walked > WALK_LIMIT) return { entries, truncated: true };
+    if (++walked > limit) return { entries, truncated: true };
     const relative = pending.pop()!;
     // Synchronous: one folder after another through the thread pool took 3-4 times as long (20,000 folders: 1.2-1.6 s
     // against 0.36 s), and nothing else waits on this process while it concludes.
@@ -68,12 +75,16 @@ function listFolder(folder: string): Dirent[] {
  * Moves aside, into `quarantine`, every nested `.git` of `worktree` that is not in `present` (those the task started
  * with: a worktree setup's submodules). The findings say what was moved and where it is kept.
  */
-export async function moveAsideNestedGit(worktree: string, quarantine: string, present: ReadonlySet<string> = new Set(), skip: ReadonlySet<string> = NO_SKIP): Promise<Finding[]> {
-  const walk = nestedGitEntries(worktree, skip);
+export async function moveAsideNestedGit(worktree: string, quarantine: string, present: ReadonlySet<string> = new Set(), skip: ReadonlySet<string> = NO_SKIP, limit = WALK_LIMIT): Promise<Finding[]> {
+  const walk = nestedGitEntries(worktree, skip, limit);
   const planted = walk.entries.filter((entry) => !present.has(entry));
   const findings: Finding[] = [];
   if (walk.truncated) {
-    findings.push({ severity: 'medium', title: 'Nested repositories not checked', detail: `${worktree} has more than ${WALK_LIMIT} folders: it was not searched to the end for .git entries the agent may have planted. Do not run git in its subfolders.` });
+    findings.push({
+      severity: 'critical',
+      title: NESTED_NOT_CHECKED,
+      detail: `${worktree} has more than ${limit} folders: it was not searched to the end for .git entries the agent may have planted. Apply and land refuse until you accept it; do not run git in its subfolders before you have looked.`,
+    });
   }
   if (!planted.length) return findings;
   await fs.mkdir(quarantine, { recursive: true, mode: 0o700 });
@@ -120,8 +131,13 @@ export async function moveAsidePlantedGit(
     return await moveAsideNestedGit(worktree, paths.nestedGitMovedAside, await presentAtStart(paths.nestedGitAtStart), skip);
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    return [{ severity: 'high', title: 'Nested repositories not checked', detail: `The .git entries the agent may have left below ${worktree} could not be moved aside (${why}): do not run git in its subfolders before you have looked.` }];
+    return [{ severity: 'critical', title: NESTED_NOT_CHECKED, detail: `The .git entries the agent may have left below ${worktree} could not be moved aside (${why}): apply and land refuse until you accept it; do not run git in its subfolders before you have looked.` }];
   }
+}
+
+/** What refuses the task's result among `findings` (result.json's repository_changes, which apply and land honour). */
+export function uncheckedNestedRepositories(findings: readonly Finding[]): string[] {
+  return findings.filter((f) => f.title === NESTED_NOT_CHECKED).map((f) => `nested repositories not checked: ${f.detail}`);
 }
 
 /** The record of the start; none (or one that is not ours to trust) keeps nothing, which is the safe side. */

@@ -3,6 +3,7 @@ import { closeSync, existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import * as path from 'node:path';
 import { locateDistFile } from '../../agents/dist-path';
+import { testSwitch } from '../../base/test-switches';
 import { openRegularFileForWriting } from '../../base/safe-write';
 
 /*
@@ -47,8 +48,8 @@ export interface SupervisorLocation {
  */
 export function locateSupervisor(options: SupervisorLocation = {}): string {
   const env = { ...process.env, ...options.env };
-  if (env.CAESAR_SUPERVISOR_JS) return locateDistFile('supervisor.js', 'CAESAR_SUPERVISOR_JS', env);
-  const cliScript = options.cliScript ?? locateDistFile('caesar.js', 'CAESAR_CLI_JS', env);
+  if (testSwitch('supervisorScript', env)) return locateDistFile('supervisor.js', 'supervisorScript', env);
+  const cliScript = options.cliScript ?? locateDistFile('caesar.js', 'cliScript', env);
   const dir = path.dirname(cliScript);
   const lean = path.join(dir, 'supervisor.js');
   return existsSync(lean) && existsSync(path.join(dir, 'supervisor-main.js')) ? lean : cliScript;
@@ -199,7 +200,7 @@ type Slot = { [SLOT]?: SupervisorStandby };
 export function prestartSupervisor(env: NodeJS.ProcessEnv = process.env): void {
   // An explicit supervisor script (tests, debugging) is started the ordinary way; so is the CLI bundle itself, which
   // has no standby mode: only the lean dist/supervisor.js does.
-  if (env.CAESAR_SUPERVISOR_STANDBY === 'off' || env.CAESAR_SUPERVISOR_JS) return;
+  if (env.CAESAR_SUPERVISOR_STANDBY === 'off' || testSwitch('supervisorScript', env)) return;
   let script: string;
   try {
     script = locateSupervisor({ env });

@@ -28,7 +28,7 @@ export function channelCoordinates(taskDir: string, env: NodeJS.ProcessEnv = pro
 export function channelLauncher(env: NodeJS.ProcessEnv = process.env): { node: string; script: string } | undefined {
   let script: string;
   try {
-    script = locateDistFile('caesar.js', 'CAESAR_CLI_JS', env);
+    script = locateDistFile('caesar.js', 'cliScript', env);
   } catch {
     return undefined;
   }

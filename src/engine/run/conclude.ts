@@ -18,7 +18,7 @@ import { jobOutputTail } from '../store/job-output';
 import { readRepositorySnapshot, repositoryChangeFindings } from '../git/repository-watch';
 import { StateWriter } from './state-writer';
 import { recoverSandboxReport } from '../sandbox/sandbox';
-import { moveAsidePlantedGit } from '../git/nested-git';
+import { moveAsidePlantedGit, uncheckedNestedRepositories } from '../git/nested-git';
 import { TaskStore, type TaskSummary } from '../store/store';
 
 export interface ConcludedTask {
@@ -72,6 +72,7 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
     const recovered = state.concluding_since ? [] : await recoverSandboxReport(paths.dir).catch(() => []);
     // What the supervisor would have done before its diff: a repository the agent left in a subfolder, moved aside.
     const planted = state.worktree && isOwnWorktree(state.worktree, task.id) ? await moveAsidePlantedGit(state.worktree, paths).catch(() => []) : [];
+    const unchecked = uncheckedNestedRepositories(planted);
     const diff = await diffOf(state);
     const cancelled = task.observed === 'cancelled';
     const why = await whyConcluded(paths, task, state);
@@ -107,7 +108,7 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
         agentReportValid: resolved.agent_report_valid,
         ...(resolved.agent_report_error ? { agentReportError: resolved.agent_report_error } : {}),
         ...(diff ? { diff } : {}),
-        ...(watched ? { repositoryChanges: watched.changes } : {}),
+        ...(watched || unchecked.length ? { repositoryChanges: [...(watched?.changes ?? []), ...unchecked] } : {}),
         error: why,
       },
       {

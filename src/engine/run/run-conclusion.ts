@@ -11,6 +11,8 @@ import type { TaskStatus } from '../../protocol';
 import type { StateWriter } from './state-writer';
 import { PhaseTimeout, type AfterRunPhase } from '../process/phase-watchdog';
 import { repositoryChangeFindings } from '../git/repository-watch';
+import { uncheckedNestedRepositories } from '../git/nested-git';
+import { bareLayoutFinding, bareRepositoryLayouts } from '../git/bare-layout';
 
 export interface RunToConclude {
   id: string;
@@ -70,6 +72,9 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     const message = err instanceof Error ? err.message : String(err);
     diffFindings.push({ severity: 'high', title: 'Diff could not be computed', detail: `${message}. The agent's declared changes could not be verified.` });
   }
+  // A HEAD git would take for a repository's (bare-layout.ts): in place, it is in the checkout already.
+  const diffRoot = placement.worktree?.path ?? placement.gitRoot;
+  if (diff && diffRoot) diffFindings.push(...bareLayoutFinding(await bareRepositoryLayouts(diffRoot, diff.files).catch(() => [])));
   const checkoutWrites = await watch('diff', () => checkoutCheck);
   if (checkoutWrites) diffFindings.push(checkoutWrites);
   let repositoryChanges: string[] | undefined;
@@ -104,6 +109,9 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     ...reconciled.report,
     findings: [...reconciled.report.findings, ...resolved.findings, ...diffFindings, ...checkFindings(input.checks ?? []), ...placement.findings, ...launch.findings],
   };
+  // A worktree too large to search for planted repositories refuses the result as a changed repository does.
+  const unchecked = uncheckedNestedRepositories(placement.findings);
+  if (unchecked.length) repositoryChanges = [...(repositoryChanges ?? []), ...unchecked];
   const usage = mergeUsage(report.usage, translation.usage, run.durationMs);
   if (run.writeError) {
     report.findings.push({ severity: 'high', title: 'Task files could not be written', detail: `${run.writeError}. The agent was stopped: its work could no longer be recorded.` });

@@ -1,6 +1,7 @@
 import { ENV, PROTOCOL_VERSION, type TaskPaths } from '../../protocol';
 import type { SpawnPlan } from '../../agents/types';
 import type { LaunchSpec } from '../../protocol';
+import { AGENT_TEST_SWITCHES, droppedFromAgents } from '../../base/test-switches';
 
 /**
  * The `minimal` env policy (issue 13, item 4): what an agent's environment keeps of the caller's. Cloud keys, tokens
@@ -52,14 +53,12 @@ export const CAESAR_OWN_ENV: readonly string[] = [
   'CAESAR_AGENT',
   'CAESAR_DEPTH',
   'CAESAR_PROTOCOL_VERSION',
-  'CAESAR_CLI_JS',
-  'CAESAR_DEMO_AGENT_JS',
   'CAESAR_VERSION',
   'CAESAR_KILL_GRACE_MS',
   'CAESAR_CHANNEL_ANSWER_WAIT_MS',
-  // An agent that delegates a sub-task starts its supervisor the way this task's was started.
-  'CAESAR_SUPERVISOR_JS',
   'CAESAR_COMPILE_CACHE',
+  // In a test build, where a test's scripts are (its agent runs `node "$CAESAR_CLI_JS"`); none in the published one.
+  ...AGENT_TEST_SWITCHES,
 ];
 
 /** True when `name` is one of `patterns` (exact, or a prefix pattern ending in `*`). */
@@ -86,6 +85,8 @@ export function agentEnv(plan: SpawnPlan, paths: TaskPaths, id: string, launch: 
   const env: NodeJS.ProcessEnv = launch.env_policy === 'minimal' ? minimalEnv(process.env, envKeys, launch.env_allow) : { ...process.env };
   // Set for the supervisor so an Electron host can run it; an agent CLI must not inherit it unless it asks.
   delete env.ELECTRON_RUN_AS_NODE;
+  // The published build's agents inherit nothing shaped like a test switch (test-switches.production.ts).
+  for (const name of Object.keys(env)) if (droppedFromAgents(name)) delete env[name];
   Object.assign(env, {
     [ENV.taskDir]: paths.dir,
     [ENV.taskFile]: paths.task,

@@ -21,8 +21,8 @@ export interface HostProxyModule {
   startHostProxy(socket: string, allowed: HostPort[]): Promise<HostProxy>;
 }
 
-/** $CAESAR_HOST_PROXY_JS overrides where the bundle is (tests, packaged layouts). */
-const OVERRIDE = 'CAESAR_HOST_PROXY_JS';
+/** $CAESAR_HOST_PROXY_JS overrides where the bundle is, in a test build (test-switches.ts). */
+const OVERRIDE = 'hostProxyScript';
 const BUNDLE = 'host-proxy.js';
 
 /** The proxy bundle's path, or undefined with why when it cannot be found (a build without it). */

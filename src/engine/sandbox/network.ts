@@ -3,6 +3,7 @@ import { agentModelEndpoints } from './agent-endpoints';
 import { locateHostProxy, type HostPort } from './host-proxy';
 import { effectiveSandboxMode, type SandboxMode } from './mode';
 import { findExecutable, sandboxPreflight } from './preflight';
+import { testSwitchName } from '../../base/test-switches';
 
 /**
  * `network: false` made a fact (issue 21, item 3): the agent gets a network namespace of its own, empty but for its
@@ -83,7 +84,7 @@ export async function decideNetwork(input: NetworkDecisionInput): Promise<Networ
 
 /** socat, which listens inside for each bridged endpoint: $CAESAR_SOCAT (empty: none), else PATH. */
 export function locateSocat(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return findExecutable('socat', env, 'CAESAR_SOCAT');
+  return findExecutable('socat', env, testSwitchName('socat'));
 }
 
 function leftOpen(why: string): Finding {

@@ -1,6 +1,7 @@
 import { lstatSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { TASK_FILES } from '../../protocol';
+import { testSwitch } from '../../base/test-switches';
 import { agentStatePaths, otherAgentsStatePaths } from './agent-dirs';
 import { neededUnderServiceFolders, serviceFolders, socketsToCover } from './host-sockets';
 
@@ -187,7 +188,7 @@ const PRIVATE_AREAS = ['/tmp', '/dev'];
 /** Paths under /tmp the agent must still see (tests and some installs keep repositories, homes and tools there). */
 function neededUnderTmp(input: SandboxInput): string[] {
   // The program, the files its argv names (a script), caesar's own bundle (the channel server the agent starts).
-  const programs = [input.command, ...input.args, input.env.CAESAR_CLI_JS, input.env.CAESAR_DEMO_AGENT_JS, process.execPath].filter((p): p is string => !!p && path.isAbsolute(p) && existingKind(p) !== undefined);
+  const programs = [input.command, ...input.args, testSwitch('cliScript', input.env), testSwitch('demoAgentScript', input.env), process.execPath].filter((p): p is string => !!p && path.isAbsolute(p) && existingKind(p) !== undefined);
   const wanted = [input.root, input.gitRoot, input.workspace, input.cwd, input.env.HOME, ...programs.map((p) => path.dirname(p)), ...(input.env.PATH ?? '').split(path.delimiter)];
   const under = wanted.filter((p): p is string => !!p && path.isAbsolute(p) && PRIVATE_AREAS.some((area) => isUnder(path.resolve(p), area)));
   return [...new Set([...under.map((p) => path.resolve(p)), ...installsUnderTmp(input, under)])];

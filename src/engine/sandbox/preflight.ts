@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { testSwitchName } from '../../base/test-switches';
 
 /** Whether bubblewrap can confine an agent on this machine, and if not, why and what fixes it. */
 export type SandboxAvailability =
@@ -8,16 +9,16 @@ export type SandboxAvailability =
   | { available: false; cause: string; fix: string };
 
 /**
- * Where bwrap is: $CAESAR_BWRAP when set (tests and unusual installs; an empty value means "no bwrap here"), else
- * the first executable `bwrap` on PATH.
+ * Where bwrap is: the first executable `bwrap` on PATH; in a test build $CAESAR_BWRAP when set (an empty value means
+ * "no bwrap here"; test-switches.ts: a pass-through script there would leave a task unconfined that says confined).
  */
 export function locateBwrap(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return findExecutable('bwrap', env, 'CAESAR_BWRAP');
+  return findExecutable('bwrap', env, testSwitchName('bwrap'));
 }
 
 /** A program by name: `$<override>` when set (empty: "not installed here"), else the first executable on PATH. */
-export function findExecutable(name: string, env: NodeJS.ProcessEnv, override: string): string | undefined {
-  const forced = env[override];
+export function findExecutable(name: string, env: NodeJS.ProcessEnv, override: string | undefined): string | undefined {
+  const forced = override === undefined ? undefined : env[override];
   if (forced !== undefined) return forced.trim() === '' ? undefined : forced;
   for (const dir of (env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;

@@ -18,7 +18,7 @@ import { recordKey, recordKeyPath } from '../store/record-key';
 
 export { sandboxPreflight, locateBwrap, resetSandboxPreflight, type SandboxAvailability } from './preflight';
 export { SANDBOX_MODES, DEFAULT_SANDBOX_MODE, type SandboxMode } from './mode';
-import { effectiveSandboxMode, type SandboxMode } from './mode';
+import { effectiveSandboxMode, offFindings, offReason, sandboxModeDecision, type SandboxMode } from './mode';
 export { effectiveSandboxMode } from './mode';
 export { decideNetwork, locateSocat, type NetworkDecision, type LoopbackEndpoint, type CutNetwork } from './network';
 
@@ -124,7 +124,8 @@ export class SandboxRefused extends Error {}
 
 export async function prepareSandbox(request: SandboxRequest): Promise<PreparedSandbox> {
   // The supervisor's own environment decides (not the agent's, which the env policy may have thinned).
-  const mode = effectiveSandboxMode(request.settings?.mode, process.env);
+  const decision = sandboxModeDecision(request.settings?.mode, process.env);
+  const mode = decision.mode;
   const unconfined = (reason: string, findings: Finding[] = []): PreparedSandbox => ({
     wrap: () => request.plan,
     record: { confined: false, reason },
@@ -132,7 +133,7 @@ export async function prepareSandbox(request: SandboxRequest): Promise<PreparedS
     finish: async () => [],
     keepsCheckoutReadOnly: () => false,
   });
-  if (mode === 'off') return unconfined('[sandbox] mode = "off"');
+  if (mode === 'off') return unconfined(offReason(decision), offFindings(decision));
   if (request.cannotBeSandboxed) {
     if (mode === 'required') throw new SandboxRefused(`Not started: [sandbox] mode = "required" and this agent cannot run sandboxed: ${request.cannotBeSandboxed}.`);
     return unconfined(request.cannotBeSandboxed, [notSandboxedFinding(request.cannotBeSandboxed)]);

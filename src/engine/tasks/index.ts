@@ -75,5 +75,6 @@ export { readAnswerForRelay } from '../run/answer-read';
 export { collectGarbage, type GcEntry, type GcResult } from './gc';
 export { slurmHealth, type SlurmHealth } from '../cluster/slurm';
 export { effectiveSandboxMode, locateSocat, sandboxPreflight } from '../sandbox/sandbox';
+export { offReason, sandboxModeDecision } from '../sandbox/mode';
 export { describeConflicts, landTasks, type LandOptions, type LandOutcome, type LandStatus, type LandTaskOutcome } from './land';
 export { shellCommand, type LandFollowUp } from './land-follow-up';

@@ -7,6 +7,7 @@ import { applyLandingPatch, recordContainedLanding } from '../git/land-apply';
 import { dirtyFiles, mergeDriverRefusal, replayOnto, repositoryMergeDrivers, scratchWorktree, taskResultTree, throwawayCommit, treeDiff, type ReplayConflict } from '../git/land-replay';
 import { gitText } from '../git/git';
 import { worktreeDiff, type DiffResult } from '../git/reconcile';
+import { bareLayoutReasons, bareRepositoryLayouts } from '../git/bare-layout';
 import { readLaunchSpec } from '../store/launch-spec';
 import { RequestError } from '../store/requests';
 import { runLandChecks } from './land-checks';
@@ -127,7 +128,9 @@ async function prepareAll(root: string, checkout: string, states: TaskState[], o
     const tooLarge = diff.files.filter((f) => f.too_large).map((f) => f.path);
     const touchedDirty = files.filter((f) => dirty.has(f));
     const marked = markedFiles(diff);
-    if (marked.length) refusals.push(refused(state.id, 'conflict_markers', files, `Task ${state.id} adds unresolved conflict markers (<<<<<<< … >>>>>>>) to ${marked.join(', ')}: a follow-up that did not resolve its conflict. Continue it again, or resolve them in its worktree.`));
+    const layouts = options.acceptRepositoryChanges ? [] : await bareRepositoryLayouts(state.worktree as string, diff.files);
+    if (layouts.length) refusals.push(refused(state.id, 'repository_changed', files, `Task ${state.id}: ${bareLayoutReasons(layouts).join('; ')}. To land anyway: caesar land ${state.id} --accept-repository-changes`));
+    else if (marked.length) refusals.push(refused(state.id, 'conflict_markers', files, `Task ${state.id} adds unresolved conflict markers (<<<<<<< … >>>>>>>) to ${marked.join(', ')}: a follow-up that did not resolve its conflict. Continue it again, or resolve them in its worktree.`));
     else if (tooLarge.length) refusals.push(refused(state.id, 'too_large', files, `Task ${state.id} changes file(s) too large for a patch (${tooLarge.join(', ')}): apply it with caesar apply, which leaves them in the worktree.`));
     else if (touchedDirty.length) refusals.push(refused(state.id, 'dirty', files, `Task ${state.id} changes file(s) you have uncommitted changes in: ${touchedDirty.join(', ')}. Commit or stash them, then land again.`));
     else candidates.push({ state, launch, diff, files });
@@ -154,7 +157,7 @@ async function refusalOf(root: string, state: TaskState, options: LandOptions): 
   if (!existsSync(state.worktree)) return refused(id, 'worktree_missing', [], `The worktree of task ${id} (${state.worktree}) no longer exists (discarded or collected): there is nothing to land.`);
   const changes = options.acceptRepositoryChanges ? undefined : await unacceptedRepositoryChanges(root, id);
   if (changes) {
-    return refused(id, 'repository_changed', [], `The repository's shared git dir changed during task ${id}: ${changes.join('; ')}. Check these (a planted hook or config runs in your own git commands); to land anyway: caesar land ${id} --accept-repository-changes`);
+    return refused(id, 'repository_changed', [], `Task ${id} left what git could run unchecked or changed (the repository's shared git dir, or planted repositories): ${changes.join('; ')}. Check these (a planted hook or config runs in your own git commands); to land anyway: caesar land ${id} --accept-repository-changes`);
   }
   return undefined;
 }

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { CAESAR_FOLDERS, moveAsideNestedGit, nestedGitEntries } from '../../../src/engine/git/nested-git';
+import { CAESAR_FOLDERS, moveAsideNestedGit, nestedGitEntries, uncheckedNestedRepositories } from '../../../src/engine/git/nested-git';
 
 /** The walk that finds repositories an agent planted below its worktree's top level (engine/git/nested-git.ts). */
 describe('engine/git: nested repositories in a worktree', () => {
@@ -49,5 +49,18 @@ describe('engine/git: nested repositories in a worktree', () => {
     assert.equal(existsSync(path.join(wt, 'src', 'deep', '.git')), true, 'kept: the task started with it');
     assert.deepEqual(nestedGitEntries(wt).entries, ['src/deep/.git']);
     assert.deepEqual(await moveAsideNestedGit(wt, quarantine, new Set(['src/deep/.git'])), [], 'nothing more to say');
+  });
+
+  it('past its limit the walk refuses the result (a critical finding that apply and land honour), having moved aside what it found', async () => {
+    const wt = worktree();
+    for (let i = 0; i < 5; i++) mkdirSync(path.join(wt, `empty-${i}`));
+    const quarantine = path.join(base, 'task', 'moved');
+    const findings = await moveAsideNestedGit(wt, quarantine, new Set(), new Set(), 4);
+    const unchecked = findings.find((f) => f.title === 'Nested repositories not checked');
+    assert.equal(unchecked?.severity, 'critical');
+    assert.match(unchecked!.detail, /more than 4 folders/);
+    assert.deepEqual(uncheckedNestedRepositories(findings), [`nested repositories not checked: ${unchecked!.detail}`]);
+    // Within the limit: nothing refused.
+    assert.deepEqual(uncheckedNestedRepositories(await moveAsideNestedGit(wt, quarantine)), []);
   });
 });
