@@ -59,6 +59,8 @@ export const ResultDocSchema = z.object({
   findings_total: z.number().int().nonnegative().optional(),
   /** The checks Caesar ran itself after the agent ended, in order; absent when the task had none. */
   checks: z.array(CheckResultSchema).optional(),
+  /** The `seq` of the final state.json written right after this record (record-order.ts); absent in older records. */
+  state_seq: z.number().int().nonnegative().optional(),
 });
 export type ResultDoc = z.infer<typeof ResultDocSchema>;
 

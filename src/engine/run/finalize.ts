@@ -57,7 +57,8 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
   // A phase label still being written (phase() does not wait for it) lands first: after result.json a reader sees
   // only the final state change, never a stale "computing the diff" once the conclusion is out.
   await writers.state.settled();
-  await writeSealedJson(writers.resultFile, 'result', capResultLists(result));
+  // Names the final state to come: a state.json older than that, put back, is refused by its readers (record-order.ts).
+  await writeSealedJson(writers.resultFile, 'result', { ...capResultLists(result), state_seq: writers.state.nextSeq });
   // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.
   const endedAt = new Date().toISOString();
   await writers.release();

@@ -116,7 +116,7 @@ class TaskRun {
     private readonly options: SuperviseOptions,
     private readonly log: (message: string) => void,
   ) {
-    this.state = new StateWriter(paths.state, initial);
+    this.state = new StateWriter(paths.state, initial, () => this.events.count);
     this.events = new EventsWriter(paths.events, id, (reason) => log(reason));
     this.events.fault = this.fault;
     this.cancel = new CancelWatch(paths.cancelRequest, log);
