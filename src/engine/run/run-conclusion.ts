@@ -1,7 +1,7 @@
 import { checkPassed, type CheckResult, type EventDraft, type Finding, type Report, type ReportTier, type TaskPaths, type Usage } from '../../protocol';
 import type { SpawnPlan, TranslationSummary } from '../../agents/types';
 import type { Conclusion } from './finalize';
-import { checkoutWritesFinding } from '../git/checkout-guard';
+import { checkoutWritesFinding, ignoredFilesFindings } from '../git/checkout-guard';
 import { computeDiff, excludedFor, reconcileScope, type Placement } from './isolation';
 import type { LaunchSpec } from '../../protocol';
 import { reconcileReport, type DiffResult } from '../git/reconcile';
@@ -58,6 +58,8 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
   // The user's checkout is compared beside the task's own diff (different repositories' files: no contention on a
   // lock), started second because the diff is the longer of the two, so the guard adds no time to a task's end.
   const checkoutCheck = placement.checkout ? checkoutWritesFinding(placement.checkout) : Promise.resolve(undefined);
+  // Ignored files of the checkout (node_modules, .env), which no diff shows: a worktree task's, or an in-place one's.
+  const ignoredCheck = ignoredFilesFindings(placement.checkout ?? placement.snapshot, placement.checkout ? 'worktree' : 'inplace');
   // The shared git dir against its record at the start: beside the diff too (a few small files and one ref listing).
   const repositoryCheck = placement.repository && placement.gitRoot
     ? repositoryChangeFindings(placement.gitRoot, input.id, placement.repository)
@@ -72,6 +74,7 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
   }
   const checkoutWrites = await watch('diff', () => checkoutCheck);
   if (checkoutWrites) diffFindings.push(checkoutWrites);
+  diffFindings.push(...(await watch('diff', () => ignoredCheck)));
   let repositoryChanges: string[] | undefined;
   try {
     const watched = await watch('diff', () => repositoryCheck);

@@ -234,7 +234,7 @@ class TaskRun {
       throw err;
     });
     await this.delegation?.settle(sandbox.record.confined);
-    await guardCheckoutIfWritable(placement, sandbox);
+    await guardCheckoutIfWritable(placement, sandbox, this.paths.dir);
     await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, network: task.network, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
     // The warm pool is topped up in the background, once the agent has its worktree and is running.
