@@ -16,6 +16,8 @@ export interface Conclusion {
   agentReportError?: string;
   usage?: Usage;
   diff?: DiffResult;
+  /** The worktree's tree as the task left it (reconcile.ts worktreeTree): what apply applies. */
+  worktreeTree?: string;
   /** What changed in the shared git dir during the task (repository-watch.ts); absent when it was not watched. */
   repositoryChanges?: string[];
   /** The agent's exit; left out of the state when nobody saw the agent end (a task concluded by gc). */
@@ -51,6 +53,7 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
     ...(final.agentReportError ? { agent_report_error: final.agentReportError } : {}),
     ...(final.usage ? { usage: final.usage } : {}),
     ...(final.diff ? { diff: { files: final.diff.files, is_empty: final.diff.is_empty } } : {}),
+    ...(final.worktreeTree ? { worktree_tree: final.worktreeTree } : {}),
     ...(final.checks?.length ? { checks: final.checks } : {}),
     ...(final.repositoryChanges ? { repository_changes: final.repositoryChanges } : {}),
   };

@@ -4,7 +4,7 @@ import type { Conclusion } from './finalize';
 import { checkoutWritesFinding, ignoredFilesFindings } from '../git/checkout-guard';
 import { computeDiff, excludedFor, reconcileScope, type Placement } from './isolation';
 import type { LaunchSpec } from '../../protocol';
-import { reconcileReport, type DiffResult } from '../git/reconcile';
+import { reconcileReport, worktreeTree, type DiffResult } from '../git/reconcile';
 import { resolveReport, synthesize, type ProcessOutcome } from './report';
 import type { RunAgentResult } from '../process/spawn';
 import type { TaskStatus } from '../../protocol';
@@ -55,6 +55,10 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
   }
   // result.json and the report need the files and their counts only; review and apply make the patch on demand.
   const diffing = computeDiff(placement, excluded, { patch: false });
+  // The worktree as the task leaves it, sealed into result.json: apply applies this, not what the worktree holds
+  // later (another task without the sandbox may write into it: worktree-seal.ts).
+  const sealing = placement.worktree ? worktreeTree(placement.worktree.path, excluded, placement.worktree.repo) : undefined;
+  sealing?.catch(() => undefined);
   // The user's checkout is compared beside the task's own diff (different repositories' files: no contention on a
   // lock), started second because the diff is the longer of the two, so the guard adds no time to a task's end.
   const checkoutCheck = placement.checkout ? checkoutWritesFinding(placement.checkout) : Promise.resolve(undefined);
@@ -71,6 +75,15 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     if (err instanceof PhaseTimeout) throw err; // a hung git fails the task (the supervisor's watchdog), not the diff
     const message = err instanceof Error ? err.message : String(err);
     diffFindings.push({ severity: 'high', title: 'Diff could not be computed', detail: `${message}. The agent's declared changes could not be verified.` });
+  }
+  let worktreeTreeId: string | undefined;
+  if (sealing) {
+    try {
+      worktreeTreeId = await watch('diff', () => sealing);
+    } catch (err) {
+      if (err instanceof PhaseTimeout) throw err;
+      diffFindings.push({ severity: 'medium', title: 'Worktree not sealed', detail: `The worktree's state at the task's end could not be recorded (${err instanceof Error ? err.message : String(err)}): apply will apply the worktree as it is then.` });
+    }
   }
   const checkoutWrites = await watch('diff', () => checkoutCheck);
   if (checkoutWrites) diffFindings.push(checkoutWrites);
@@ -129,6 +142,7 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     ...(resolved.agent_report_error ? { agentReportError: resolved.agent_report_error } : {}),
     usage,
     ...(diff ? { diff } : {}),
+    ...(worktreeTreeId ? { worktreeTree: worktreeTreeId } : {}),
     ...(repositoryChanges ? { repositoryChanges } : {}),
     exitCode: run.exitCode,
     signal: run.signal,
