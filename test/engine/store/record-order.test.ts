@@ -83,7 +83,7 @@ describe('engine: records bind their order, so an older one put back is refused'
     }
   });
 
-  it('a log cut short is reported as truncated after its last seq, by the store and by `caesar logs`', async () => {
+  it('a log cut short is reported as truncated after its last seq, by the store, `caesar logs` and `caesar watch`', async () => {
     const paths = taskPaths(root, id);
     const lines = readFileSync(paths.events, 'utf8').trim().split('\n');
     const kept = lines.slice(0, lines.length - 2);
@@ -95,6 +95,8 @@ describe('engine: records bind their order, so an older one put back is refused'
       const logs = await runCliScript(cli, ['logs', id], root, 30_000);
       assert.equal(logs.code, 0, logs.stderr);
       assert.match(logs.stderr, new RegExp(`truncated after seq ${lastKept}`));
+      const watch = await runCliScript(cli, ['watch', id], root, 30_000);
+      assert.match(watch.stderr, new RegExp(`truncated after seq ${lastKept}`), watch.stdout);
     } finally {
       restore();
     }
@@ -109,6 +111,7 @@ describe('engine: records bind their order, so an older one put back is refused'
       assert.equal(read.gap, 'events.jsonl misses seq 1–2 (cut out)');
       const logs = await runCliScript(cli, ['logs', id], root, 30_000);
       assert.match(logs.stderr, /misses seq 1–2/);
+
     } finally {
       restore();
     }
