@@ -132,28 +132,6 @@ function markUntrackedIntentToAdd(explicit: string[], workTree: string, exclusio
   return runGit([...explicit, 'add', '--intent-to-add', '--', '.', ...exclusions], { cwd: workTree, env });
 }
 
-/**
- * The worktree's whole state as a tree object (its new and changed files hashed into the repository's objects, in a
- * private copy of its index): what result.json seals at the task's conclusion, so that what apply applies is the
- * task's work as it concluded, not whatever the worktree holds later (worktree-seal.ts). Excluded paths and files too
- * large for a patch keep their base entries (no change), as in the diff.
- */
-export async function worktreeTree(worktree: string, excluded: readonly string[], known?: WorktreeRepo): Promise<string> {
-  const repo = known ? await recheckedWorktreeRepo(worktree, known) : await verifiedWorktreeRepo(worktree);
-  const explicit = worktreeGitArgs(repo);
-  const exclusions = normalizeExcluded(excluded).map(excludePathspec);
-  const listing = await runGit([...explicit, 'ls-files', '--others', '--modified', '--exclude-standard', '-t', '-z', '--', ...exclusions], { cwd: repo.workTree, env: READ_ONLY });
-  const tooLarge = await findTooLarge(repo.workTree, parseListing(listing.stdout));
-  return withTempIndex(
-    repo.workTree,
-    async (env) => {
-      await runGit([...explicit, 'add', '-A', '--', '.', ...exclusions, ...tooLarge.map((f) => excludePathspec(f.path))], { cwd: repo.workTree, env });
-      return gitText([...explicit, 'write-tree'], repo.workTree, env);
-    },
-    path.join(repo.gitDir, 'index'),
-  );
-}
-
 /** The diff from `baseRef` to a tree worktreeTree() made, in the worktree's repository: the same DiffResult. */
 export async function treeDiff(worktree: string, baseRef: string, tree: string, excluded: readonly string[], options: DiffOptions = {}): Promise<DiffResult> {
   const repo = await verifiedWorktreeRepo(worktree);

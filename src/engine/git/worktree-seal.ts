@@ -1,7 +1,10 @@
+import * as path from 'node:path';
 import { MAX_BYTES, ResultDocSchema, taskPaths, type TaskState } from '../../protocol';
 import { readVerifiedJsonFile } from '../store/sealed-read';
-import { runGit, verifiedWorktreeRepo, worktreeGitArgs } from './git';
-import { treeDiff, worktreeDiff, worktreeTree, type DiffOptions, type DiffResult } from './reconcile';
+import { excludePathspec, gitText, recheckedWorktreeRepo, runGit, verifiedWorktreeRepo, withTempIndex, worktreeGitArgs, type WorktreeRepo } from './git';
+import { findTooLarge, parseListing } from './large-files';
+import { normalizeExcluded } from './rel-path';
+import { treeDiff, worktreeDiff, type DiffOptions, type DiffResult } from './reconcile';
 
 /*
  * A worktree is a folder like any other: with the sandbox off, another task's agent can write into it, before or
@@ -11,6 +14,28 @@ import { treeDiff, worktreeDiff, worktreeTree, type DiffOptions, type DiffResult
  * applied. (A write made while the task itself still ran is in its tree: only the sandbox, which keeps each agent in
  * its own worktree, stops that.) A task from before, or concluded by gc, has no sealed tree: its worktree is applied.
  */
+
+/**
+ * The worktree's whole state as a tree object (its new and changed files hashed into the repository's objects, in a
+ * private copy of its index): what result.json seals at the task's conclusion, so that what apply applies is the
+ * task's work as it concluded, not whatever the worktree holds later (taskDiffSource). Excluded paths and files too
+ * large for a patch keep their base entries (no change), as in the diff.
+ */
+export async function worktreeTree(worktree: string, excluded: readonly string[], known?: WorktreeRepo): Promise<string> {
+  const repo = known ? await recheckedWorktreeRepo(worktree, known) : await verifiedWorktreeRepo(worktree);
+  const explicit = worktreeGitArgs(repo);
+  const exclusions = normalizeExcluded(excluded).map(excludePathspec);
+  const listing = await runGit([...explicit, 'ls-files', '--others', '--modified', '--exclude-standard', '-t', '-z', '--', ...exclusions], { cwd: repo.workTree, env: { GIT_OPTIONAL_LOCKS: '0' } });
+  const tooLarge = await findTooLarge(repo.workTree, parseListing(listing.stdout));
+  return withTempIndex(
+    repo.workTree,
+    async (env) => {
+      await runGit([...explicit, 'add', '-A', '--', '.', ...exclusions, ...tooLarge.map((f) => excludePathspec(f.path))], { cwd: repo.workTree, env });
+      return gitText([...explicit, 'write-tree'], repo.workTree, env);
+    },
+    path.join(repo.gitDir, 'index'),
+  );
+}
 
 export interface TaskDiffSource {
   /** The task's diff (its sealed tree's, or the worktree's when none was sealed). */
