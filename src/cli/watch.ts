@@ -3,7 +3,7 @@ import type { ProtocolEvent } from '../protocol';
 import { formatDuration } from '../common/format';
 import { EMPTY_TASK_VIEW, foldTaskView, isStalled, silenceMs } from '../common/task-view';
 import type { IDisposable as Disposable } from '../base/disposable';
-import { DEFAULT_MAX_PARALLEL, isActive, observedStatus, type TaskStore, type TaskSummary } from '../engine/tasks';
+import { DEFAULT_MAX_PARALLEL, SeqGaps, isActive, observedStatus, type TaskStore, type TaskSummary } from '../engine/tasks';
 import { requireTask, stopSignal, storeFor, type CommonOptions } from './common';
 import { formatEventLine, shortId, styleFor, truncate, type Style } from './format';
 import type { CliIo } from './io';
@@ -72,6 +72,9 @@ interface Tracked extends WatchedTask {
   silenceAnnounced: boolean;
   /** When the last "concluding…" line was printed (plain mode). */
   heartbeatAt?: number;
+  /** The log's numbering, and what was said of the task's records (a gap, a truncated log, an older state): once. */
+  numbering: SeqGaps;
+  said: Set<string>;
 }
 
 class WatchSession {
@@ -130,8 +133,11 @@ class WatchSession {
       endedAt: isActive(summary.observed) ? undefined : recordedEnd(summary, now),
       finishedSeen: false,
       silenceAnnounced: false,
+      numbering: new SeqGaps(),
+      said: new Set(),
     };
     this.tracked.set(summary.id, task);
+    this.sayOfRecords(task, summary.unverified);
     // From the start of the file, once: the fold needs the whole story (files touched, open tools); afterwards only
     // the appended bytes are read.
     task.follower = this.store.follow(
@@ -148,6 +154,8 @@ class WatchSession {
 
   private onEvents(task: Tracked, events: ProtocolEvent[]): void {
     if (this.closed) return;
+    for (const event of events) task.numbering.see(event.seq);
+    if (task.numbering.first) this.sayOfRecords(task, [task.numbering.first]);
     task.activity = foldTaskView(task.activity, events);
     task.silenceAnnounced = false;
     if (events.some((e) => e.type === 'finished')) task.finishedSeen = true;
@@ -186,9 +194,20 @@ class WatchSession {
     this.changed();
   }
 
+  /** A record that is not whole or not in order (record-order.ts) is said, each once: counted as unreadable on screen. */
+  private sayOfRecords(task: Tracked, reasons: readonly string[]): void {
+    for (const why of reasons) {
+      if (task.said.has(why)) continue;
+      task.said.add(why);
+      task.badLines++;
+      if (this.mode === 'plain') this.io.err(`${shortId(task.id)} ${truncate(why, 500)}`);
+    }
+  }
+
   private update(task: Tracked, summary: TaskSummary, now: number): void {
     const wasActive = task.endedAt === undefined;
     task.summary = summary;
+    this.sayOfRecords(task, summary.unverified);
     if (wasActive && !isActive(summary.observed)) {
       task.endedAt = now;
       if (this.mode === 'plain' && summary.observed === 'lost') {

@@ -59,6 +59,13 @@ export const ResultDocSchema = z.object({
   findings_total: z.number().int().nonnegative().optional(),
   /** The checks Caesar ran itself after the agent ended, in order; absent when the task had none. */
   checks: z.array(CheckResultSchema).optional(),
+  /**
+   * A worktree task's worktree as it concluded, as a git tree (sealed with the record): apply applies the diff from
+   * base_ref to it, so a later write into the worktree (another task's) is never applied as this task's work.
+   */
+  worktree_tree: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/).optional(),
+  /** The `seq` of the final state.json written right after this record (record-order.ts); absent in older records. */
+  state_seq: z.number().int().nonnegative().optional(),
 });
 export type ResultDoc = z.infer<typeof ResultDocSchema>;
 

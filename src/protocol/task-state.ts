@@ -71,6 +71,13 @@ export const TaskStateSchema = z.object({
   checks: z.object({ total: z.number().int().nonnegative(), failed: z.number().int().nonnegative() }).optional(),
   /** A fatal orchestration error (worktree impossible, setup failed, agent not found), with its remedy. */
   error: z.string().optional(),
+  /**
+   * Order, sealed with the record (record-order.ts): `seq` counts this task's state.json writes (absent = 0, the first),
+   * `events_written` how many events its log held when it was written (a final state counts its `finished` to come).
+   * An earlier state put back, or a log cut short, is then told by its readers. Absent in records from before.
+   */
+  seq: z.number().int().nonnegative().optional(),
+  events_written: z.number().int().nonnegative().optional(),
 });
 export type TaskState = z.infer<typeof TaskStateSchema>;
 

@@ -52,6 +52,7 @@ const modes = {
   async 'write-outside'() {
     write('inside.txt', 'in the worktree\n');
     for (const [rel, content] of Object.entries(opts.outside ?? {})) write(rel, content);
+    for (const rel of opts.remove ?? []) rmSync(path.resolve(task.workspace, rel), { force: true });
     writeReport({ status: 'success', summary: 'Wrote inside.txt.', changes: [{ path: 'inside.txt', action: 'created' }] });
   },
   // Leaves a process behind that is in no process group of the task (setsid or a double fork), then finishes.

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, ftruncateSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, ftruncateSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { checkoutWritesFinding, guardCheckout } from '../../src/engine/git/checkout-guard';
 import { worktreeDiff } from '../../src/engine/git/reconcile';
@@ -43,7 +44,7 @@ describe('reliability: hostile repositories (the git side)', function () {
 
   it('the same planted in the user checkout during a worktree task: the guard completes and names them', async () => {
     const repo = makeRepo();
-    const before = await guardCheckout(repo);
+    const before = await guardCheckout(repo, undefined, mkdtempSync(path.join(tmpdir(), 'caesar-guard-')));
     assert.ok(before);
     plant(repo);
     const finding = await within(30_000, 'checkoutWritesFinding', checkoutWritesFinding(before));

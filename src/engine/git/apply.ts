@@ -5,9 +5,10 @@ import * as path from 'node:path';
 import { taskPaths } from '../../protocol';
 import { readJsonFile } from '../store/atomic';
 import { unverifiedTaskRecords } from '../store/sealed-read';
+import { taskDiffSource } from './worktree-seal';
 import { writeJsonAtomic } from '../../base/atomic';
 import { gitText, gitToplevel, runGit } from './git';
-import { worktreeDiff, type DiffResult } from './reconcile';
+import type { DiffResult } from './reconcile';
 import { AppliedDocSchema, MAX_BYTES, ResultDocSchema, type AppliedDoc } from '../../protocol';
 import { ACTIVE_STATUSES, type DiscardedDoc, type TaskState } from '../../protocol';
 import { removeWorktree } from './worktree';
@@ -169,10 +170,11 @@ export const APPLY_LOCK_WAIT_MS = 120_000;
 
 async function applyLocked(root: string, state: TaskState, target: string, only: string[] | undefined, accepted: boolean): Promise<ApplyOutcome> {
   const worktree = state.worktree as string;
-  const baseRef = state.base_ref as string;
   // Read under the lock: a concurrent apply or a recovery may just have written it.
   const earlier = await readApplied(root, state.id).catch(() => undefined);
-  let diff = await worktreeDiff(worktree, baseRef, state.excluded_paths, only?.length ? { only } : {});
+  // The task's work as it concluded (worktree-seal.ts), not what another writer left in its worktree since.
+  const source = await taskDiffSource(root, state);
+  let diff = await source.diff(only?.length ? { only } : {});
   if (diff.is_empty) {
     return { applied: true, empty: true, files: [], conflicts: [], message: `Task ${state.id} changed nothing; there is nothing to apply.` };
   }
@@ -187,7 +189,7 @@ async function applyLocked(root: string, state: TaskState, target: string, only:
       // Still applicable means the user reverted those changes since: applying them again is what they ask for.
       if ((await gitApply(target, diff.patch_bytes, ['--check'])).code !== 0) return alreadyApplied(state, earlier);
     } else if (remaining.length < diff.files.length) {
-      diff = await worktreeDiff(worktree, baseRef, state.excluded_paths, { only: remaining });
+      diff = await source.diff({ only: remaining });
     }
   }
   // Files too large for a patch are listed in the diff but not in its patch (large-files.ts): left for the user.
@@ -214,12 +216,12 @@ async function applyLocked(root: string, state: TaskState, target: string, only:
   }
   const allApplied = [...new Set([...(earlier?.files ?? []), ...files])];
   // Once every file of the task is in, the record carries the whole diff's digest: gc knows it may collect the worktree.
-  const whole = only?.length || earlier ? await worktreeDiff(worktree, baseRef, state.excluded_paths) : diff;
+  const whole = only?.length || earlier ? await source.diff() : diff;
   const complete = whole.files.every((f) => allApplied.includes(f.path));
   const digest = complete ? whole.patch_digest : diff.patch_digest;
   const record: AppliedDoc = { applied_at: new Date().toISOString(), patch_digest: tooLarge.length ? partialDigest(digest) : digest, files: allApplied };
   const touched = diff.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path]));
-  const note = tooLarge.length ? ` ${tooLargeNote(tooLarge, worktree)}` : '';
+  const note = `${tooLarge.length ? ` ${tooLargeNote(tooLarge, worktree)}` : ''}${source.note}`;
   return writeTransaction({ root, state, target, patch: diff.patch_bytes, touched, files, record, note });
 }
 

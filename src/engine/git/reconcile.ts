@@ -19,6 +19,7 @@ import { countsFromPatch, parseDiffOutput, withoutUnchanged } from './diff-parse
 import { isExcluded, normalizeExcluded, normalizeRelPath } from './rel-path';
 import type { FileChangeRecord } from '../../protocol';
 import { listWithMore, summarizePerFileFindings } from '../store/result-caps';
+import type { IgnoredAtStart } from './ignored-writes';
 import { changedSince, findTooLarge, parseListing, tooLargeChange, tooLargeInWorkTree, type TooLargeFile } from './large-files';
 
 /** One file of a diff, paths relative to the repository root, unquoted (parsed from `-z` output). */
@@ -44,6 +45,8 @@ export interface Snapshot {
   indexFile?: string;
   /** Files left out of the tree for their size (large-files.ts), with size and mtime: compared at the end. */
   too_large?: TooLargeFile[];
+  /** Its ignored files at the start (ignored-writes.ts), or why they could not be recorded; absent when not asked. */
+  ignored?: IgnoredAtStart | { error: string };
 }
 
 /** The work tree a snapshot is taken of, and its index (what `rev-parse --show-toplevel --git-path index` says). */
@@ -127,6 +130,12 @@ export async function worktreeDiff(
  */
 function markUntrackedIntentToAdd(explicit: string[], workTree: string, exclusions: string[], env: Record<string, string>): Promise<unknown> {
   return runGit([...explicit, 'add', '--intent-to-add', '--', '.', ...exclusions], { cwd: workTree, env });
+}
+
+/** The diff from `baseRef` to a tree worktreeTree() made, in the worktree's repository: the same DiffResult. */
+export async function treeDiff(worktree: string, baseRef: string, tree: string, excluded: readonly string[], options: DiffOptions = {}): Promise<DiffResult> {
+  const repo = await verifiedWorktreeRepo(worktree);
+  return diffOnce(repo.workTree, ['diff-tree', '-r', baseRef, tree], READ_ONLY, excluded, options, [], worktreeGitArgs(repo));
 }
 
 /** Git must not write anything while it only inspects (no opportunistic index refresh). */

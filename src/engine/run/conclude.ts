@@ -113,7 +113,8 @@ async function concludeOne(root: string, task: TaskSummary): Promise<ConcludedTa
       },
       {
         resultFile: paths.result,
-        state: new StateWriter(paths.state, state),
+        // The log holds the events up to the last one Caesar wrote; the closing one is appended after the final state.
+        state: new StateWriter(paths.state, state, () => (task.lastEvent?.seq ?? -1) + 1),
         release: async () => {},
         // The same status the state's report_status gets (the report's), as the supervisor's own finish writes.
         finish: (final) => appendFinished(paths.events, task, { status: final.status, summary: why }),

@@ -60,8 +60,8 @@ export async function confineRun(input: ConfineInput): Promise<PreparedSandbox> 
  * sandbox leaves the checkout writable after all (a `[sandbox] read_write` folder above or inside it): taken before
  * the agent starts, as an unconfined task's is.
  */
-export async function guardCheckoutIfWritable(placement: Placement, sandbox: PreparedSandbox): Promise<void> {
+export async function guardCheckoutIfWritable(placement: Placement, sandbox: PreparedSandbox, taskDir: string): Promise<void> {
   if (!placement.worktree || !placement.gitRoot || placement.checkout) return;
   if (sandbox.keepsCheckoutReadOnly(placement.gitRoot)) return;
-  placement.checkout = await guardCheckout(placement.gitRoot);
+  placement.checkout = await guardCheckout(placement.gitRoot, undefined, taskDir);
 }

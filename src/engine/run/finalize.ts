@@ -16,6 +16,8 @@ export interface Conclusion {
   agentReportError?: string;
   usage?: Usage;
   diff?: DiffResult;
+  /** The worktree's tree as the task left it (reconcile.ts worktreeTree): what apply applies. */
+  worktreeTree?: string;
   /** What changed in the shared git dir during the task (repository-watch.ts); absent when it was not watched. */
   repositoryChanges?: string[];
   /** The agent's exit; left out of the state when nobody saw the agent end (a task concluded by gc). */
@@ -51,13 +53,15 @@ export async function writeConclusion(final: Conclusion, writers: ConclusionWrit
     ...(final.agentReportError ? { agent_report_error: final.agentReportError } : {}),
     ...(final.usage ? { usage: final.usage } : {}),
     ...(final.diff ? { diff: { files: final.diff.files, is_empty: final.diff.is_empty } } : {}),
+    ...(final.worktreeTree ? { worktree_tree: final.worktreeTree } : {}),
     ...(final.checks?.length ? { checks: final.checks } : {}),
     ...(final.repositoryChanges ? { repository_changes: final.repositoryChanges } : {}),
   };
   // A phase label still being written (phase() does not wait for it) lands first: after result.json a reader sees
   // only the final state change, never a stale "computing the diff" once the conclusion is out.
   await writers.state.settled();
-  await writeSealedJson(writers.resultFile, 'result', capResultLists(result));
+  // Names the final state to come: a state.json older than that, put back, is refused by its readers (record-order.ts).
+  await writeSealedJson(writers.resultFile, 'result', { ...capResultLists(result), state_seq: writers.state.nextSeq });
   // Taken before the slot is given back, so a task that waited for this slot always starts after this one ended.
   const endedAt = new Date().toISOString();
   await writers.release();

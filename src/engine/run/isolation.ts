@@ -2,11 +2,11 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Finding } from '../../protocol';
 import type { AgentAdapter, SpawnPlan } from '../../agents/types';
-import { guardCheckout } from '../git/checkout-guard';
+import { guardCheckout, snapshotWithIgnored } from '../git/checkout-guard';
 import { CAESAR_FOLDERS, recordNestedGitAtStart } from '../git/nested-git';
 import { repoState, type RepoState, type WorktreeRepo } from '../git/git';
 import type { LaunchSpec } from '../../protocol';
-import { inplaceDiff, takeSnapshot, worktreeDiff, type DiffOptions, type DiffResult, type ReconcileOptions, type Snapshot } from '../git/reconcile';
+import { inplaceDiff, worktreeDiff, type DiffOptions, type DiffResult, type ReconcileOptions, type Snapshot } from '../git/reconcile';
 import type { StateWriter } from './state-writer';
 import { detectWorkshop, materialize, workshopFinding } from '../git/workshop';
 import { createWorktree, defaultBranch, recordWorktreeOwner, worktreeIgnoreFinding } from '../git/worktree';
@@ -131,7 +131,7 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
   if (decision.isolation === 'inplace') {
     // The checkout's own repositories (submodules) stay; a .git the agent adds in it is moved aside after the run.
     if (launch.mode === 'write') await recordNestedGitAtStart(launch.workspace, taskPaths(ctx.root, ctx.id).nestedGitAtStart, CAESAR_FOLDERS);
-    const snapshot = usable ? await takeSnapshot(launch.workspace, usable) : undefined;
+    const snapshot = usable ? await snapshotWithIgnored(launch.workspace, usable, taskPaths(ctx.root, ctx.id).dir) : undefined;
     return { isolation: 'inplace', workspace: launch.workspace, gitRoot, excluded: [], prefix, snapshot, findings };
   }
   // Written in call order by the state writer while the worktree is being created; awaited before the next update.
@@ -155,7 +155,7 @@ export async function preparePlacement(launch: LaunchSpec, adapter: AgentAdapter
   // (before, a warm hand-out and the snapshot ran one after the other: 65 ms of 1 s at 10k files) and the findings' git calls.
   // A confined agent cannot write the checkout (its sandbox mounts it read-only): nothing to detect afterwards, and
   // the snapshot is the largest git work of a task's start (an `add -A` of the whole checkout into a scratch index).
-  const checkout = ctx.confined ? Promise.resolve(undefined) : guardCheckout(gitRoot!, usable);
+  const checkout = ctx.confined ? Promise.resolve(undefined) : guardCheckout(gitRoot!, usable, taskPaths(ctx.root, ctx.id).dir);
   const suggestion = !setup.copy.length && !setup.link.length ? detectWorkshop(launch.workspace).catch(() => undefined) : undefined;
   const ignored = worktreeIgnoreFinding(gitRoot!, ctx.id).catch(() => undefined);
   const worktree = await creating;

@@ -1,10 +1,11 @@
 import { checkPassed, type CheckResult, type EventDraft, type Finding, type Report, type ReportTier, type TaskPaths, type Usage } from '../../protocol';
 import type { SpawnPlan, TranslationSummary } from '../../agents/types';
 import type { Conclusion } from './finalize';
-import { checkoutWritesFinding } from '../git/checkout-guard';
+import { checkoutWritesFinding, ignoredFilesFindings } from '../git/checkout-guard';
 import { computeDiff, excludedFor, reconcileScope, type Placement } from './isolation';
 import type { LaunchSpec } from '../../protocol';
 import { reconcileReport, type DiffResult } from '../git/reconcile';
+import { worktreeTree } from '../git/worktree-seal';
 import { resolveReport, synthesize, type ProcessOutcome } from './report';
 import type { RunAgentResult } from '../process/spawn';
 import type { TaskStatus } from '../../protocol';
@@ -57,9 +58,15 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
   }
   // result.json and the report need the files and their counts only; review and apply make the patch on demand.
   const diffing = computeDiff(placement, excluded, { patch: false });
+  // The worktree as the task leaves it, sealed into result.json: apply applies this, not what the worktree holds
+  // later (another task without the sandbox may write into it: worktree-seal.ts).
+  const sealing = placement.worktree ? worktreeTree(placement.worktree.path, excluded, placement.worktree.repo) : undefined;
+  sealing?.catch(() => undefined);
   // The user's checkout is compared beside the task's own diff (different repositories' files: no contention on a
   // lock), started second because the diff is the longer of the two, so the guard adds no time to a task's end.
   const checkoutCheck = placement.checkout ? checkoutWritesFinding(placement.checkout) : Promise.resolve(undefined);
+  // Ignored files of the checkout (node_modules, .env), which no diff shows: a worktree task's, or an in-place one's.
+  const ignoredCheck = ignoredFilesFindings(placement.checkout ?? placement.snapshot, placement.checkout ? 'worktree' : 'inplace');
   // The shared git dir against its record at the start: beside the diff too (a few small files and one ref listing).
   const repositoryCheck = placement.repository && placement.gitRoot
     ? repositoryChangeFindings(placement.gitRoot, input.id, placement.repository)
@@ -75,8 +82,18 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
   // A HEAD git would take for a repository's (bare-layout.ts): in place, it is in the checkout already.
   const diffRoot = placement.worktree?.path ?? placement.gitRoot;
   if (diff && diffRoot) diffFindings.push(...bareLayoutFinding(await bareRepositoryLayouts(diffRoot, diff.files).catch(() => [])));
+  let worktreeTreeId: string | undefined;
+  if (sealing) {
+    try {
+      worktreeTreeId = await watch('diff', () => sealing);
+    } catch (err) {
+      if (err instanceof PhaseTimeout) throw err;
+      diffFindings.push({ severity: 'medium', title: 'Worktree not sealed', detail: `The worktree's state at the task's end could not be recorded (${err instanceof Error ? err.message : String(err)}): apply will apply the worktree as it is then.` });
+    }
+  }
   const checkoutWrites = await watch('diff', () => checkoutCheck);
   if (checkoutWrites) diffFindings.push(checkoutWrites);
+  diffFindings.push(...(await watch('diff', () => ignoredCheck)));
   let repositoryChanges: string[] | undefined;
   try {
     const watched = await watch('diff', () => repositoryCheck);
@@ -134,6 +151,7 @@ export async function concludeRun(input: RunToConclude): Promise<Conclusion> {
     ...(resolved.agent_report_error ? { agentReportError: resolved.agent_report_error } : {}),
     usage,
     ...(diff ? { diff } : {}),
+    ...(worktreeTreeId ? { worktreeTree: worktreeTreeId } : {}),
     ...(repositoryChanges ? { repositoryChanges } : {}),
     exitCode: run.exitCode,
     signal: run.signal,

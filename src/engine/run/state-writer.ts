@@ -6,6 +6,9 @@ import { ACTIVE_STATUSES, TaskStateSchema, type TaskState } from '../../protocol
  * call order (an update never overtakes an earlier one). A key patched to `undefined` is removed. Once it has written
  * a final status, later patches are ignored: a step that outlived the task's conclusion (a hung git the after-run
  * watchdog gave up on) can never reopen or rewrite a finished task.
+ *
+ * Every write carries the next `seq` and how many events the log holds (`events_written`), sealed with it: an earlier
+ * state.json put back, or the log cut short, is told by the readers (record-order.ts).
  */
 export class StateWriter {
   private chain: Promise<unknown> = Promise.resolve();
@@ -13,16 +16,26 @@ export class StateWriter {
   constructor(
     private readonly file: string,
     private current: TaskState,
+    /** How many events the task's log holds now (its writer's count); without it the last recorded count is kept. */
+    private readonly eventsWritten?: () => number,
   ) {}
+
+  /** The `seq` the next write gets (result.json names the final state's: finalize.ts). Read once settled(). */
+  get nextSeq(): number {
+    return (this.current.seq ?? 0) + 1;
+  }
 
   update(patch: Partial<TaskState>): Promise<TaskState> {
     const next = this.chain.then(async () => {
       if (this.concluded) return this.current;
-      const merged: Record<string, unknown> = { ...this.current, ...patch };
+      const merged: Record<string, unknown> = { ...this.current, ...patch, seq: this.nextSeq };
       for (const [key, value] of Object.entries(merged)) if (value === undefined) delete merged[key];
+      const final = !ACTIVE_STATUSES.includes(merged.status as TaskState['status']);
+      // A final state is followed by exactly one `finished` event (finalize.ts): the log it vouches for holds that too.
+      if (this.eventsWritten) merged.events_written = this.eventsWritten() + (final ? 1 : 0);
       this.current = TaskStateSchema.parse(merged);
       await writeSealedJson(this.file, 'state', this.current);
-      this.concluded = !ACTIVE_STATUSES.includes(this.current.status);
+      this.concluded = final;
       return this.current;
     });
     this.chain = next.catch(() => undefined);

@@ -116,7 +116,7 @@ class TaskRun {
     private readonly options: SuperviseOptions,
     private readonly log: (message: string) => void,
   ) {
-    this.state = new StateWriter(paths.state, initial);
+    this.state = new StateWriter(paths.state, initial, () => this.events.count);
     this.events = new EventsWriter(paths.events, id, (reason) => log(reason));
     this.events.fault = this.fault;
     this.cancel = new CancelWatch(paths.cancelRequest, log);
@@ -234,7 +234,7 @@ class TaskRun {
       throw err;
     });
     await this.delegation?.settle(sandbox.record.confined);
-    await guardCheckoutIfWritable(placement, sandbox);
+    await guardCheckoutIfWritable(placement, sandbox, this.paths.dir);
     await this.state.update({ status: 'running', started_at: new Date().toISOString(), isolation: placement.isolation, sandbox: sandbox.record, network: task.network, phase: undefined });
     this.events.append({ type: 'started', agent: launch.agent, command: plan.display });
     // The warm pool is topped up in the background, once the agent has its worktree and is running.

@@ -3,6 +3,7 @@ import { ProtocolError, readEventLine, type ProtocolEvent } from '../../protocol
 import { UnsafeFileError, openRegularFileWithStats, type SafeReadOptions } from '../../base/safe-read';
 import { verifyEventLine, type RecordBinding, type SealVerdict } from './record-seal';
 import { isRelayedTask } from './delegation-socket';
+import { SeqGaps } from './record-order';
 
 /*
  * events.jsonl as its readers see it: only lines that carry Caesar's seal for this task under this root are events.
@@ -36,15 +37,22 @@ export interface SealedEventsRead {
   unverifiedLines: number;
   /** The first refusal's reason, for a warning. */
   firstUnverified?: string;
+  /** The seq of the last event (undefined when there is none). */
+  lastSeq?: number;
+  /** The first break in the numbering: events cut out of the middle, or put back out of order (record-order.ts). */
+  gap?: string;
 }
 
 /** Every event of a whole events.jsonl text; unreadable and unverified lines are counted, never shown. */
 export function readSealedEventsText(binding: RecordBinding, text: string): SealedEventsRead {
   const out: SealedEventsRead = { events: [], badLines: 0, unverifiedLines: 0 };
+  const numbering = new SeqGaps();
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     try {
-      out.events.push(readSealedEventLine(binding, line));
+      const event = readSealedEventLine(binding, line);
+      numbering.see(event.seq);
+      out.events.push(event);
     } catch (err) {
       out.badLines++;
       if (err instanceof UnsealedEventError) {
@@ -53,6 +61,8 @@ export function readSealedEventsText(binding: RecordBinding, text: string): Seal
       }
     }
   }
+  if (numbering.last !== undefined) out.lastSeq = numbering.last;
+  if (numbering.first) out.gap = numbering.first;
   return out;
 }
 

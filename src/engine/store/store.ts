@@ -18,6 +18,7 @@ import { readJsonFile } from './atomic';
 import { listFolder, readRegularFileBounded } from '../../base/safe-read';
 import { bindingOf, type RecordKind } from './record-seal';
 import { readSealedJsonFile } from './sealed-read';
+import { olderStateReason, truncatedLogReason } from './record-order';
 import { NO_EVENTS, readLastSealedEvent, readSealedEventLine, readSealedEventsText, type SealedEventsRead } from './sealed-events';
 import { combineDisposables, toDisposable, type IDisposable as Disposable } from '../../base/disposable';
 import { Debouncer } from '../../base/event';
@@ -145,7 +146,8 @@ export class TaskStore {
     // A supervisor writes the final state, then exits. A state read just before that write and judged after the exit
     // (the liveness probe comes after the reads) would look lost: a "lost" verdict is confirmed by reading again, which
     // sees the final state if there is one, since it was written before the process ended.
-    return first?.observed === 'lost' ? this.readSummary(id) : first;
+    // The same for records out of order: read between result.json and the final state, a state looks an older one.
+    return first?.observed === 'lost' || first?.unverified.length ? this.readSummary(id) : first;
   }
 
   /** One listing of a task folder (its own method so a test can conclude a task between the listing and the reads). */
@@ -195,10 +197,18 @@ export class TaskStore {
         ? probeJob(state, read(paths.launcher, LauncherRecordSchema).catch(() => undefined), listing.has(TASK_FILES.cancelRequest))
         : undefined,
     ]);
+    let observed: ObservedStatus = stateRecord.verdict.ok ? observedStatus(state, Date.now(), probe) : 'unverified';
+    if (stateRecord.verdict.ok) {
+      // A seal says who wrote a record, not when: an earlier state put back is refused like a forged one (record-order.ts).
+      const older = olderStateReason(state, { result, lastEvent: last.event, supervisorGone: observed === 'lost' });
+      if (older) observed = 'unverified';
+      const truncated = await this.truncatedLog(id, state, last.event);
+      unverified.push(...[older, truncated].filter((why): why is string => why !== undefined));
+    }
     return {
       id,
       state,
-      observed: stateRecord.verdict.ok ? observedStatus(state, Date.now(), probe) : 'unverified',
+      observed,
       ...(probe ? { job: jobView(probe) } : {}),
       lastEvent: last.event,
       eventsBytes: last.size,
@@ -208,6 +218,16 @@ export class TaskStore {
       discarded,
       unverified,
     };
+  }
+
+  /**
+   * Why the log holds fewer events than the state vouches for. The last event comes from the end of the file; one
+   * longer than that window hides it, so a shortfall is confirmed on the whole log before it is said (a rare path).
+   */
+  private async truncatedLog(id: string, state: TaskState, lastEvent: ProtocolEvent | undefined): Promise<string | undefined> {
+    if (!truncatedLogReason(state, lastEvent?.seq)) return undefined;
+    const whole = await this.readEvents(id).catch(() => undefined);
+    return truncatedLogReason(state, whole ? whole.lastSeq : lastEvent?.seq);
   }
 
   /**

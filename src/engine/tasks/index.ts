@@ -60,6 +60,7 @@ export { readJsonFile } from '../store/atomic';
 export { tailLines } from '../store/tail';
 export { bindingOf, bindingOfTaskFile, type RecordBinding } from '../store/record-seal';
 export { UnsealedEventError, readSealedEventLine } from '../store/sealed-events';
+export { SeqGaps } from '../store/record-order';
 export { RequestError, answerQuestion, pendingQuestions, requestCancel, unknownQuestionMessage, type CancelOutcome } from '../store/requests';
 export { applyTask, discardTask, unacceptedRepositoryChanges, type ApplyOutcome, type DiscardOutcome } from '../git/apply';
 export { findApplyLeftovers, recoverInterruptedApply } from '../git/apply-recovery';

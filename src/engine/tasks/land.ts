@@ -6,8 +6,9 @@ import { applyTarget, isTaskActive, readApplied, unacceptedRepositoryChanges } f
 import { applyLandingPatch, recordContainedLanding } from '../git/land-apply';
 import { dirtyFiles, mergeDriverRefusal, replayOnto, repositoryMergeDrivers, scratchWorktree, taskResultTree, throwawayCommit, treeDiff, type ReplayConflict } from '../git/land-replay';
 import { gitText } from '../git/git';
-import { worktreeDiff, type DiffResult } from '../git/reconcile';
+import type { DiffResult } from '../git/reconcile';
 import { bareLayoutReasons, bareRepositoryLayouts } from '../git/bare-layout';
+import { taskDiffSource } from '../git/worktree-seal';
 import { readLaunchSpec } from '../store/launch-spec';
 import { RequestError } from '../store/requests';
 import { runLandChecks } from './land-checks';
@@ -123,7 +124,8 @@ async function prepareAll(root: string, checkout: string, states: TaskState[], o
       refusals.push(refused(state.id, 'no_launch', [], `Task ${state.id}'s launch.json could not be read (${launch.message}), so its checks are unknown.`));
       continue;
     }
-    const diff = await worktreeDiff(state.worktree as string, state.base_ref as string, state.excluded_paths);
+    // The task's work as it concluded (worktree-seal.ts), as apply takes it: not what was written into its worktree since.
+    const diff = await (await taskDiffSource(root, state)).diff();
     const files = diff.files.flatMap((f) => (f.old_path ? [f.path, f.old_path] : [f.path]));
     const tooLarge = diff.files.filter((f) => f.too_large).map((f) => f.path);
     const touchedDirty = files.filter((f) => dirty.has(f));

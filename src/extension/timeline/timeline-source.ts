@@ -5,7 +5,7 @@ import { lstatSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import type { ViewEvent } from '../../common/task-view';
 import { openRegularFile } from '../../base/safe-read';
-import { bindingOfTaskFile, readSealedEventLine, tailLines, type RecordBinding } from '../../engine/tasks';
+import { SeqGaps, bindingOfTaskFile, readSealedEventLine, tailLines, type RecordBinding } from '../../engine/tasks';
 import type { TimelineQuery, TimelineRow, TimelineStatus } from './messages';
 import { asciiLower, eventMatches, rowDetail, rowFromEvent } from './rows';
 import { TimelineIndex, type LocatedEvent } from './timeline-index';
@@ -34,6 +34,9 @@ export class TimelineSource {
   private index = new TimelineIndex();
   private indexedBytes = 0;
   private badLines = 0;
+  /** The log's numbering as read so far: a gap in it is reported once. */
+  private numbering = new SeqGaps();
+  private gapReported = false;
   private caughtUp = false;
   private follower: { dispose(): void } | undefined;
   private active: ActiveQuery = { query: { text: '', types: [] }, needle: '', matches: undefined };
@@ -107,13 +110,20 @@ export class TimelineSource {
       const length = Buffer.byteLength(line);
       if (line.trim()) {
         try {
-          batch.push({ event: readSealedEventLine(this.binding, line), offset, length });
+          const event = readSealedEventLine(this.binding, line);
+          this.numbering.see(event.seq);
+          batch.push({ event, offset, length });
         } catch (err) {
           this.badLines++;
           this.listener.onBadLine((err as Error).message);
         }
       }
       offset += length + 1;
+    }
+    // Events cut out of the log are said once, where an unreadable line is (record-order.ts).
+    if (this.numbering.first && !this.gapReported) {
+      this.gapReported = true;
+      this.listener.onBadLine(this.numbering.first);
     }
     this.indexedBytes = nextOffset;
     if (nextOffset >= this.backlogBytes) this.caughtUp = true;
@@ -126,6 +136,8 @@ export class TimelineSource {
     this.index = new TimelineIndex();
     this.indexedBytes = 0;
     this.badLines = 0;
+    this.numbering = new SeqGaps();
+    this.gapReported = false;
     this.active = { ...this.active, matches: this.active.matches ? [] : undefined };
     this.scanning = undefined;
     this.queryToken++;

@@ -150,6 +150,13 @@ describe('timeline source: events.jsonl indexed in the host, read back a window 
     assert.equal(s.total, 60);
   });
 
+  it('says once that events were cut out of the log (issue 34: a gap in the numbering)', async () => {
+    writeFileSync(file, `${lines(stream(0, 3))}${lines(stream(6, 4))}`);
+    const s = open();
+    await waitFor('indexed', () => s.status.events === 7);
+    assert.deepEqual(badLines, ['events.jsonl misses seq 3–5 (cut out)']);
+  });
+
   it('counts unreadable lines, and starts over when the file is rewritten', async () => {
     writeFileSync(file, `${lines(stream(0, 4))}{not json\n${lines(stream(4, 2))}`);
     const s = open();

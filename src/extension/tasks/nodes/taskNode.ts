@@ -75,6 +75,8 @@ function tooltipOf(summary: TaskSummary, active: boolean): vscode.MarkdownString
   if (state.phase && active) tip.appendText(`\n${state.phase}`);
   if (summary.job) tip.appendText(`\n${formatJob(summary.job)}`);
   if (state.error) tip.appendText(`\n${state.error}`);
+  // Records that are not Caesar's, an older one put back, a log cut short: said, never passed over (record-order.ts).
+  for (const why of summary.unverified) tip.appendText(`\n${why}`);
   if (summary.result) tip.appendText(`\n${summary.result.report.status}: ${summary.result.report.summary}`);
   for (const check of summary.result?.checks ?? []) tip.appendText(`\ncheck ${check.name}: ${check.exit_code === 0 && !check.error ? 'passed' : `failed (${check.error ?? `exit ${check.exit_code}`})`}`);
   return tip;
