@@ -12,7 +12,7 @@ import type { AppliedDoc, DiscardedDoc, Isolation, ObservedStatus, ResultDoc } f
 export interface LifecycleRecords {
   /** The status to show: the recorded one, or lost / queued / unverified as the store observed it. */
   observed: ObservedStatus;
-  state: { isolation: Isolation; worktree?: string | undefined; phase?: string | undefined };
+  state: { isolation: Isolation | 'auto'; worktree?: string | undefined; phase?: string | undefined };
   pendingQuestions: readonly unknown[];
   result?: Pick<ResultDoc, 'diff'> | undefined;
   /** applied.json: written by apply and land (a landed task is an applied one). */
