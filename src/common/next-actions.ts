@@ -166,15 +166,23 @@ export function actionHints(actions: readonly TaskAction[], surface: 'cli' | 'mc
   return hints;
 }
 
-/** The CLI's advice line, "next: caesar diff t_… · caesar apply t_… · caesar discard t_…", or '' when nothing is left. */
-export function cliAdvice(actions: readonly TaskAction[], taskId: string, only?: readonly TaskActionId[]): string {
-  const hints = actionHints(actions, 'cli', taskId).filter((h) => !only || only.includes(h.id));
+/** How many commands an advice line names: the primary ones first, then the others, in order. */
+const ADVICE_LENGTH = 3;
+
+function advised(hints: ActionHint[], actions: readonly TaskAction[]): ActionHint[] {
+  const primary = (h: ActionHint) => actions.some((a) => a.id === h.id && a.primary);
+  return [...hints.filter(primary), ...hints.filter((h) => !primary(h))].slice(0, ADVICE_LENGTH);
+}
+
+/** The CLI's advice line, "next: caesar diff t_…  ·  caesar apply t_…  ·  caesar discard t_…", or '' when nothing is left. */
+export function cliAdvice(actions: readonly TaskAction[], taskId: string): string {
+  const hints = advised(actionHints(actions, 'cli', taskId), actions);
   return hints.length ? `next: ${hints.map((h) => h.how).join('  ·  ')}` : '';
 }
 
 /** The MCP tools' hint, "Next: caesar_diff (Review All Changes), caesar_apply (Apply).", or '' when nothing is left. */
 export function mcpAdvice(actions: readonly TaskAction[]): string {
-  const hints = actionHints(actions, 'mcp', '');
+  const hints = advised(actionHints(actions, 'mcp', ''), actions);
   return hints.length ? `Next: ${hints.map((h) => `${h.how} (${h.label})`).join(', ')}.` : '';
 }
 
