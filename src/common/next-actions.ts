@@ -154,6 +154,7 @@ export interface ActionHint {
   label: string;
   /** The CLI command, or the MCP tool, that does it. */
   how: string;
+  primary?: true;
 }
 
 /** The actions a front end can do itself, each with its command (`cli`) or tool (`mcp`), in order. */
@@ -161,7 +162,7 @@ export function actionHints(actions: readonly TaskAction[], surface: 'cli' | 'mc
   const hints: ActionHint[] = [];
   for (const action of actions) {
     const how = surface === 'cli' ? CLI_COMMANDS[action.id]?.(taskId) : MCP_TOOLS[action.id];
-    if (how && !hints.some((h) => h.how === how)) hints.push({ id: action.id, label: action.label, how });
+    if (how && !hints.some((h) => h.how === how)) hints.push({ id: action.id, label: action.label, how, ...(action.primary ? { primary: true as const } : {}) });
   }
   return hints;
 }
@@ -169,21 +170,20 @@ export function actionHints(actions: readonly TaskAction[], surface: 'cli' | 'mc
 /** How many commands an advice line names: the primary ones first, then the others, in order. */
 const ADVICE_LENGTH = 3;
 
-function advised(hints: ActionHint[], actions: readonly TaskAction[]): ActionHint[] {
-  const primary = (h: ActionHint) => actions.some((a) => a.id === h.id && a.primary);
-  return [...hints.filter(primary), ...hints.filter((h) => !primary(h))].slice(0, ADVICE_LENGTH);
+function advised(hints: readonly ActionHint[]): ActionHint[] {
+  return [...hints.filter((h) => h.primary), ...hints.filter((h) => !h.primary)].slice(0, ADVICE_LENGTH);
 }
 
 /** The CLI's advice line, "next: caesar diff t_…  ·  caesar apply t_…  ·  caesar discard t_…", or '' when nothing is left. */
 export function cliAdvice(actions: readonly TaskAction[], taskId: string): string {
-  const hints = advised(actionHints(actions, 'cli', taskId), actions);
+  const hints = advised(actionHints(actions, 'cli', taskId));
   return hints.length ? `next: ${hints.map((h) => h.how).join('  ·  ')}` : '';
 }
 
 /** The MCP tools' hint, "Next: caesar_diff (Review All Changes), caesar_apply (Apply).", or '' when nothing is left. */
-export function mcpAdvice(actions: readonly TaskAction[]): string {
-  const hints = advised(actionHints(actions, 'mcp', ''), actions);
-  return hints.length ? `Next: ${hints.map((h) => `${h.how} (${h.label})`).join(', ')}.` : '';
+export function mcpAdvice(hints: readonly ActionHint[]): string {
+  const shown = advised(hints);
+  return shown.length ? `Next: ${shown.map((h) => `${h.how} (${h.label})`).join(', ')}.` : '';
 }
 
 /**
