@@ -1,4 +1,4 @@
-import type { Lifecycle } from './lifecycle';
+import { taskLifecycle, type Lifecycle, type LifecycleRecords } from './lifecycle';
 
 /*
  * The actions open to a task, in the order a person would take them, from its lifecycle (lifecycle.ts). Every surface
@@ -118,6 +118,16 @@ const STEPS: Record<TaskActionId, string> = {
 /** True when the list holds the action: the one test every surface asks before offering it. */
 export function offers(actions: readonly TaskAction[], id: TaskActionId): boolean {
   return actions.some((a) => a.id === id);
+}
+
+/** The actions open to a task, straight from its records. */
+export function actionsFor(records: LifecycleRecords): TaskAction[] {
+  return nextActions(taskLifecycle(records));
+}
+
+/** A test of a task's records: does its lifecycle allow `id` now? (The pickers list only the tasks it allows.) */
+export function allows(id: TaskActionId): (records: LifecycleRecords) => boolean {
+  return (records) => offers(actionsFor(records), id);
 }
 
 /**

@@ -55,7 +55,7 @@ export const TaskOutcomeShape = z.object({
   pending_questions: z.array(QuestionShape).optional(),
   report: ReportSummaryShape.nullable().optional(),
   next_actions: z
-    .array(z.object({ id: z.string(), label: z.string(), how: z.string() }))
+    .array(z.object({ id: z.string(), label: z.string(), how: z.string(), primary: z.boolean().optional() }))
     .optional()
     .describe('What can be done with the task next, in order, each with the tool that does it (how); the editor and the CLI offer the same'),
   unverified: z.array(z.string()).optional().describe("Caesar's records of the task that do not verify (changed by someone else, or from before records were sealed): what they say is not the truth"),
