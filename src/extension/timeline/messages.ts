@@ -124,6 +124,8 @@ export interface TimelineStats {
   actions: string[];
   /** The header's review note the page displays ("Applied to your workspace.", "Discarded: …"), '' when none. */
   reviewNote: string;
+  /** The report's next steps the page displays, in order (those still open: see agentStepStillOpen). */
+  nextSteps: string[];
 }
 
 /** The choices of the timeline's type filter (webview-ui/timeline/main.ts maps each to event types). */

@@ -38,7 +38,7 @@ describe('Questions: one inbox', () => {
     const tree = await api.waitForTree((t) => t.find((x) => x.id === id)?.icon === 'question', 10_000);
     const task = tree.find((x) => x.id === id)!;
     assert.match(task.description, /^demo · needs input/);
-    assert.match(task.contextValue, /^task\.question/);
+    assert.match(task.contextValue, /^task:waiting;answer;cancel;$/);
     const node = task.children.find((c) => c.contextValue === 'question')!;
     assert.equal(node.label, 'Which greeting should the demo write?');
     const status = api.statusSnapshot();
