@@ -17,7 +17,8 @@ const menus = () => (vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON a
  * `||` and parentheses. An unknown key is undefined (false).
  */
 export function evaluateWhen(when: string, context: Record<string, string | boolean | undefined>): boolean {
-  const tokens = when.match(/\(|\)|&&|\|\||!(?!=)|[\w.]+\s*=~\s*\/(?:\\.|[^/])*\/|[\w.]+\s*(?:==|!=)\s*[^\s()&|]+|[\w.]+/g) ?? [];
+  // A regex literal ends at a `/` outside a character class: `[\\/]` holds one.
+  const tokens = when.match(/\(|\)|&&|\|\||!(?!=)|[\w.]+\s*=~\s*\/(?:\\.|\[(?:\\.|[^\]])*\]|[^/[])*\/|[\w.]+\s*(?:==|!=)\s*[^\s()&|]+|[\w.]+/g) ?? [];
   let at = 0;
   const or = (): boolean => {
     let value = and();
@@ -37,7 +38,7 @@ export function evaluateWhen(when: string, context: Record<string, string | bool
       at++; // ')'
       return value;
     }
-    const match = /^([\w.]+)\s*=~\s*\/((?:\\.|[^/])*)\/$/.exec(token);
+    const match = /^([\w.]+)\s*=~\s*\/(.*)\/$/s.exec(token);
     if (match) return new RegExp(match[2]!).test(String(context[match[1]!] ?? ''));
     const compare = /^([\w.]+)\s*(==|!=)\s*(.+)$/.exec(token);
     if (compare) return (String(context[compare[1]!] ?? '') === compare[3]) === (compare[2] === '==');
@@ -152,5 +153,9 @@ describe('One lifecycle: after Apply or Discard no surface offers Apply', () => 
     assert.ok(!evaluateWhen('view == caesar.tasks && viewItem =~ /;apply;/', { view: 'caesar.tasks', viewItem: 'task:review;applySelected;' }));
     assert.ok(evaluateWhen('view == caesar.tasks && (viewItem == question || viewItem =~ /;answer;/)', { view: 'caesar.tasks', viewItem: 'question' }));
     assert.ok(!evaluateWhen('view == caesar.tasks && viewItem =~ /;land;/ && !listMultiSelection', { view: 'caesar.tasks', viewItem: ';land;', listMultiSelection: true }));
+    const worktreeFile = 'resourcePath =~ /[\\\\/]\\.caesar[\\\\/]wt[\\\\/][^\\\\/]+[\\\\/]/ && caesar.activeTask.actions =~ /;apply;/';
+    assert.ok(evaluateWhen(worktreeFile, { resourcePath: '/r/.caesar/wt/t_1/a.txt', 'caesar.activeTask.actions': ';review;apply;' }));
+    assert.ok(!evaluateWhen(worktreeFile, { resourcePath: '/r/.caesar/wt/t_1/a.txt', 'caesar.activeTask.actions': ';review;discard;' }));
+    assert.ok(!evaluateWhen(worktreeFile, { resourcePath: '/r/a.txt', 'caesar.activeTask.actions': ';apply;' }));
   });
 });

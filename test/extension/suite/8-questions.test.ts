@@ -58,7 +58,9 @@ describe('Questions: one inbox', () => {
     const again = (await api.questions.choose(id, qid, 'Ciao')) as AnswerOutcome;
     assert.equal(again.answered, false);
     assert.equal(again.code, 'already_answered');
-    assert.match(again.message, /already answered from vscode: "Bonjour"/);
+    // Said in words: the question by its text, where it was answered and with what; never its id.
+    assert.match(again.message, /^Caesar: The question “Which greeting should the demo write\?” was already answered from the editor \(“Bonjour”\): it is no longer open/);
+    assert.doesNotMatch(again.message, /q_/);
     assert.equal(answerFile(api, id, qid).answer, 'Bonjour');
 
     assert.equal(await settled(api, id), 'succeeded');
