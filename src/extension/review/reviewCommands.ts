@@ -105,7 +105,7 @@ export class ReviewCommands {
   async reviewAll(taskId: string): Promise<ReviewShown> {
     if (!this.trusted()) return 'nothing';
     const root = this.tasks.rootOf(taskId);
-    if (this.saidClosed(taskId, 'review')) return 'nothing';
+    if (await this.saidClosed(taskId, 'review')) return 'nothing';
     const diff = await diffTask(root, taskId);
     const { state } = await requireTaskView(root, taskId);
     if (!diff.worktree || diff.files.length === 0) {
@@ -140,7 +140,7 @@ export class ReviewCommands {
    */
   async apply(taskId: string, files?: string[]): Promise<ApplyOutcome | undefined> {
     if (!this.trusted()) return undefined;
-    if (this.saidClosed(taskId, 'apply')) return undefined;
+    if (await this.saidClosed(taskId, 'apply')) return undefined;
     const root = this.tasks.rootOf(taskId);
     const view = await requireTaskView(root, taskId);
     const title = taskTitle(view.state);
@@ -216,8 +216,9 @@ export class ReviewCommands {
    * instead of git's "the worktree does not exist" or an apply that finds nothing, and returns true. After an Apply,
    * the message offers what the lifecycle still allows: removing the worktree.
    */
-  private saidClosed(taskId: string, what: 'review' | 'apply'): boolean {
-    const summary = this.tasks.get(taskId);
+  private async saidClosed(taskId: string, what: 'review' | 'apply'): Promise<boolean> {
+    // Read from disk now, not from the list: a command run just as the task finished must see it finished.
+    const summary = await requireTaskView(this.tasks.rootOf(taskId), taskId).catch(() => undefined);
     if (!summary) return false;
     const actions = actionsFor(summary);
     if (offers(actions, what)) return false;

@@ -105,7 +105,8 @@ describe('Questions: one inbox', () => {
 
     const late = (await api.questions.choose(id, qid, 'Hello')) as AnswerOutcome;
     assert.equal(late.code, 'already_answered');
-    assert.match(late.message, /from cli: "Ciao"/);
+    assert.match(late.message, /was already answered from the terminal \(“Ciao”\): it is no longer open/);
+    assert.doesNotMatch(late.message, /q_/, 'the question is named by its words, not its id');
     assert.equal(await settled(api, id), 'succeeded');
   });
 
