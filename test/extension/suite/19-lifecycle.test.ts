@@ -102,8 +102,9 @@ describe('One lifecycle: after Apply or Discard no surface offers Apply', () => 
     assert.deepEqual(open.nextSteps, ['Review the diff, then apply it (caesar apply <id>)', 'Run the tests']);
 
     // Applied by another process: the records change on disk, every surface follows.
-    const started = Date.now();
     assert.equal(await runInTerminal('caesar apply', `caesar apply ${id}`), 0, 'caesar apply exited 0');
+    // From the moment the other process is done (applied.json written) to the surfaces following it.
+    const started = Date.now();
     const applied = (await api.waitForTree((t) => /^task:applied;/.test(t.find((x) => x.id === id)?.contextValue ?? ''), 10_000, [id])).find((x) => x.id === id)!;
     record('lifecycleTreeAfterApplyMs', Date.now() - started);
     assert.equal(applied.contextValue, 'task:applied;review;discard;continue;rerun;compare;remove;');
