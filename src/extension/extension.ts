@@ -12,6 +12,7 @@ import { BASE_SCHEME, BaseVersionProvider } from './review/baseContent';
 import { changeUri } from './review/changeUri';
 import { TaskFileDecorations } from './review/decorations';
 import { taskMultiDiffContext, trackTaskMultiDiff } from './review/multiDiffContext';
+import { ActiveTaskActions } from './review/activeTaskActions';
 import { ReviewCommands, type Confirm } from './review/reviewCommands';
 import { findCaesarRoot } from './root';
 import { showOnStartup } from './startup';
@@ -67,6 +68,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
       if (tasks.get(id)) await view.reveal(tree.nodeFor(id), { select: true, focus: false }).then(undefined, (err: Error) => log.warn(`revealing task ${id}: ${err.message}`));
     },
   });
+  // The editor title bars offer what the active editor's task allows (src/common/next-actions.ts).
+  const activeTaskActions = new ActiveTaskActions(tasks, timelines);
   // The chat's MCP server works on the first folder's root (one server definition per window).
   const mcp = registerCaesarMcp(window.cliScript, roots[0]!.root, log);
   context.subscriptions.push(
@@ -74,6 +77,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
     vscode.window.registerWebviewPanelSerializer(TIMELINE_VIEW_TYPE, timelines),
     vscode.window.registerFileDecorationProvider(decorations),
     trackTaskMultiDiff(),
+    activeTaskActions,
+    // What the title bars' context key holds now (read by the tests, as caesar.walkthrough.state; it changes nothing).
+    vscode.commands.registerCommand('caesar.activeTaskActions', () => activeTaskActions.current),
     ...registerCommands(window, { ...window, tasks, tree, view, timelines, inbox, delegator, review, actions }),
     ...(mcp?.disposables ?? []),
     // The roots are read once: a folder added later is listed after a reload (said in the log, not guessed at).

@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { taskTitle } from '../common/format';
 import { taskPaths } from '../protocol';
-import { checkWorkspace, delegateTask, isActive, requestCancel, requireTaskView, type CancelOutcome, type DelegatedTask, type TaskSummary } from '../engine/tasks';
+import { allows } from '../common/next-actions';
+import { checkWorkspace, delegateTask, requestCancel, requireTaskView, type CancelOutcome, type DelegatedTask, type TaskSummary } from '../engine/tasks';
 import { activeEditorTarget, pickTaskTarget, targetOf } from './review/target';
 import type { LiveTasks } from './tasks/liveTasks';
 
@@ -44,8 +45,9 @@ export class TaskActions {
         }
       };
     return {
-      'caesar.cancel': command('caesar.cancel', 'Cancel which task?', (s) => isActive(s.observed), (id) => this.cancel(id)),
-      'caesar.rerun': command('caesar.rerun', 'Run which task again?', (s) => !isActive(s.observed), (id) => this.rerun(id)),
+      // The pickers list the tasks whose lifecycle allows the action (src/common/next-actions.ts).
+      'caesar.cancel': command('caesar.cancel', 'Cancel which task?', allows('cancel'), (id) => this.cancel(id)),
+      'caesar.rerun': command('caesar.rerun', 'Run which task again?', allows('rerun'), (id) => this.rerun(id)),
       'caesar.openRawLog': command('caesar.openRawLog', "Open which task's raw log?", () => true, (id) => this.openRawLog(id)),
       'caesar.revealTaskFolder': command('caesar.revealTaskFolder', "Reveal which task's folder?", () => true, (id) => this.revealTaskFolder(id)),
     };

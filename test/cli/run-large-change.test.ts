@@ -39,7 +39,7 @@ describe('caesar run with a large change (real CLI, real git)', function () {
     assert.match(run.stdout, /… and 2,901 more \(caesar diff t_\w+ --stat --all lists them all\)/);
     assert.match(run.stdout, /Findings \(101\):/);
     assert.match(run.stdout, /Undeclared change: … and 2,901 more files git shows changed that the agent's report does not mention \(3,001 in all\)\./);
-    assert.match(run.stdout, /Review: caesar diff t_\w+ {4}Apply: caesar apply/);
+    assert.match(run.stdout, /next: caesar diff t_\w+  ·  caesar apply t_\w+/);
     const id = /Task (t_\w+)/.exec(run.stdout)![1]!;
 
     const resultFile = taskPaths(repo, id).result;

@@ -127,7 +127,7 @@ describe('caesar run (real CLI processes, real git)', function () {
     assert.ok(lines.some((l) => /^\[finished\] report "success"/.test(l)));
     assert.match(run.stdout, /Task t_[0-9a-f]{32}: succeeded — report success \(source file, changes verified by git\)/);
     assert.match(run.stdout, /created\s+PLAIN\.md\s+\+\d+ -0/);
-    assert.match(run.stdout, /Review: caesar diff t_/);
+    assert.match(run.stdout, /next: caesar diff t_\w+  ·  caesar apply t_\w+  ·  caesar discard t_/);
   });
 
   it('exits 1 when the agent exits 0 but reports failed', async () => {

@@ -1,13 +1,14 @@
 // The timeline's header: the task's summary line, its actions (review, apply, discard), the agent's progress, the
 // error and bad-line notes, and the final report. Agent text goes in with textContent only.
 import { fileActionIcon, formatDuration, formatUsage } from '../../src/common/format';
+import { agentStepStillOpen } from '../../src/common/next-actions';
 import type { TimelineAction, TimelineStatus, TimelineTaskInfo, WebviewToHost } from '../../src/extension/timeline/messages';
 
 export const HEADER_HTML = `
 <header class="head">
   <div class="title-row"><span class="status-icon codicon"></span><h1 class="objective"></h1></div>
   <div class="meta"></div>
-  <div class="actions" hidden><button type="button" data-action="reviewAll">Review All Changes</button><button type="button" data-action="apply">Apply</button><button type="button" data-action="applySelected">Apply Selected Files…</button><button type="button" data-action="discard">Discard</button></div>
+  <div class="actions" hidden></div>
   <div class="progress" hidden><div class="progress-track" role="progressbar" aria-valuemin="0" aria-valuemax="100"><div class="progress-fill"></div></div><span class="progress-text"></span></div>
   <div class="bad-lines" hidden><span class="codicon codicon-warning"></span> <span class="bad-lines-text"></span></div>
   <div class="task-error" hidden><span class="codicon codicon-error"></span> <span class="task-error-text"></span></div>
@@ -19,7 +20,6 @@ const ACTIONS: readonly TimelineAction[] = ['reviewAll', 'apply', 'applySelected
 /** A CLI command for a task in an agent's next step: `caesar apply <id>`, with or without backquotes. */
 const CLI_STEP = /`?caesar (apply|discard|diff)\s+([A-Za-z0-9._-]+)`?/;
 const CLI_ACTIONS: Record<string, TimelineAction> = { apply: 'apply', discard: 'discard', diff: 'reviewAll' };
-const BUTTON_LABELS: Record<TimelineAction, string> = { apply: 'Apply', discard: 'Discard', reviewAll: 'Review All Changes', applySelected: 'Apply Selected Files…' };
 const STATUS_ICON: Record<string, [string, string]> = {
   pending: ['clock', 'warn'], running: ['loading', 'info'], succeeded: ['pass', 'ok'], failed: ['error', 'bad'],
   cancelled: ['circle-slash', 'dim'], timed_out: ['watch', 'warn'], lost: ['debug-disconnect', 'warn'],
@@ -93,27 +93,43 @@ export class Header {
     const end = task.endedAt ? Date.parse(task.endedAt) : Date.now();
     // Read as the tree reads it (zeros mean "not reported": the demo agent reports zeros).
     const usageText = formatUsage(task.usage, 'brief') ?? '';
-    this.$('.meta').textContent = [task.agent, task.status.replace('_', ' '), task.review ?? '', task.phase && task.status === 'pending' ? task.phase : '', formatDuration(end - start), usageText, task.id]
+    // The lifecycle's words (src/common/lifecycle.ts): "succeeded · changes to review", "applied", "waiting for an answer".
+    this.$('.meta').textContent = [task.agent, task.lifecycle.label, formatDuration(end - start), usageText, task.id]
       .filter(Boolean).join(' · ');
-    // Review / Apply / Discard run the extension's commands; offered once the task is over and changed files, and
-    // only what is left to do: nothing once the worktree is gone, only Review once the work is applied.
-    this.$('.actions').hidden = this.running || !task.files?.length || !!task.worktreeGone;
-    for (const button of this.$('.actions').querySelectorAll<HTMLElement>('button[data-action]')) {
-      button.hidden = task.review === 'applied' && button.dataset.action !== 'reviewAll';
-    }
+    // The buttons are the lifecycle's actions the header has (src/common/next-actions.ts), and nothing else: no Apply
+    // after Apply or Discard. Each runs the extension's command.
+    this.renderButtons(task);
     this.renderReviewNote(task);
     this.$('.task-error').hidden = !task.error;
     this.$('.task-error-text').textContent = task.error ?? '';
   }
 
-  /** Says what became of the work: applied to the workspace, or discarded with the worktree. */
+  private renderButtons(task: TimelineTaskInfo): void {
+    const actions = this.$('.actions');
+    const shown = actions.querySelectorAll<HTMLElement>('button[data-action]');
+    const same = shown.length === task.buttons.length && task.buttons.every((b, i) => shown[i]!.dataset.action === b.action && shown[i]!.textContent === b.label);
+    if (!same) {
+      actions.replaceChildren(...task.buttons.map((b) => {
+        const button = el('button', '', b.label) as HTMLButtonElement;
+        button.type = 'button';
+        button.dataset.action = b.action;
+        return button;
+      }));
+    }
+    actions.hidden = task.buttons.length === 0;
+  }
+
+  /** Says what became of the work (its lifecycle): applied to the workspace, or discarded with the worktree. */
   private renderReviewNote(task: TimelineTaskInfo): void {
     const note = this.$('.review-note');
-    const text = task.review === 'applied'
-      ? task.worktreeGone ? 'Applied to your workspace; the task\'s worktree has been removed.' : 'Applied to your workspace.'
-      : task.review === 'discarded' || task.worktreeGone ? 'Discarded: the task\'s worktree and its changes are gone.' : '';
+    const phase = task.lifecycle.phase;
+    const applied = phase === 'applied' || phase === 'partly_applied';
+    const text = applied
+      ? `${phase === 'partly_applied' ? `Partly applied (${task.lifecycle.label})` : 'Applied to your workspace'}${task.worktreeGone ? '; the task\'s worktree has been removed.' : '.'}`
+      : phase === 'discarded' ? 'Discarded: the task\'s worktree and its changes are gone.'
+      : phase === 'closed' ? 'The task\'s worktree was removed: it held nothing left to apply.' : '';
     note.hidden = !text;
-    note.querySelector('.codicon')!.className = `codicon codicon-${task.review === 'applied' ? 'check-all' : 'trash'}`;
+    note.querySelector('.codicon')!.className = `codicon codicon-${applied ? 'check-all' : 'trash'}`;
     this.$('.review-note-text').textContent = text;
   }
 
@@ -153,10 +169,13 @@ export class Header {
       }
       section.append(list);
     }
-    if (report.next_steps.length) {
+    // The agent wrote its next steps before anyone decided: one about applying its work reads wrong once the work was
+    // applied or discarded ("Review the diff, then apply it"), so only those still open are listed.
+    const steps = report.next_steps.filter((s) => agentStepStillOpen(s, task.actions));
+    if (steps.length) {
       section.append(el('h2', '', 'Next steps'));
       const list = el('ol', 'next-steps');
-      for (const s of report.next_steps) list.append(this.nextStep(s, task));
+      for (const s of steps) list.append(this.nextStep(s, task));
       section.append(list);
     }
     if (task.files?.length) section.append(this.filesList(task.files, !task.worktreeGone));
@@ -184,7 +203,7 @@ export class Header {
       li.textContent = text;
       return li;
     }
-    const button = el('button', 'step-action', BUTTON_LABELS[action]) as HTMLButtonElement;
+    const button = el('button', 'step-action', task.buttons.find((b) => b.action === action)!.label) as HTMLButtonElement;
     button.type = 'button';
     button.dataset.action = action;
     button.addEventListener('click', () => this.post({ type: 'action', action }));
@@ -195,10 +214,9 @@ export class Header {
     return li;
   }
 
-  /** Whether the header offers `action` for the task now (the rules of renderSummary). */
+  /** Whether the header offers `action` for the task now (its lifecycle's actions). */
   private offers(action: TimelineAction, task: TimelineTaskInfo): boolean {
-    if (this.running || !task.files?.length || task.worktreeGone) return false;
-    return task.review !== 'applied' || action === 'reviewAll';
+    return task.buttons.some((b) => b.action === action);
   }
 
   private filesList(files: NonNullable<TimelineTaskInfo['files']>, openable: boolean): DocumentFragment {

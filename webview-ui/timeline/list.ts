@@ -44,6 +44,7 @@ export class TimelineList {
     /** The header's buttons on show (stats only). */
     private readonly shownActions: () => string[] = () => [],
     private readonly shownReviewNote: () => string = () => '',
+    private readonly shownNextSteps: () => string[] = () => [],
   ) {
     els.list.addEventListener('scroll', () => {
       // An empty list (a query whose rows are on their way) says nothing about where the user is.
@@ -280,6 +281,7 @@ export class TimelineList {
           footer: this.els.count.textContent ?? '',
           actions: this.shownActions(),
           reviewNote: this.shownReviewNote(),
+          nextSteps: this.shownNextSteps(),
         },
       });
     }, 30);

@@ -42,7 +42,9 @@ const shownActions = () => [...app.querySelectorAll<HTMLElement>('.actions butto
   .map((b) => `${b.closest('.next-steps') ? 'step:' : ''}${b.dataset.action ?? ''}`);
 /** The header's review note as the page displays it ('' while hidden): tests wait for it, not for a time. */
 const shownReviewNote = () => ($('.review-note').offsetParent !== null ? $('.review-note-text').textContent ?? '' : '');
-const list = new TimelineList({ list: $('.list'), spacer: $('.spacer'), detail: $('.detail'), count: $('.count') }, post, shownActions, shownReviewNote);
+/** The report's next steps as the page displays them (none while the report is hidden). */
+const shownNextSteps = () => [...app.querySelectorAll<HTMLElement>('.next-steps li')].filter((li) => li.offsetParent !== null).map((li) => li.textContent ?? '');
+const list = new TimelineList({ list: $('.list'), spacer: $('.spacer'), detail: $('.detail'), count: $('.count') }, post, shownActions, shownReviewNote, shownNextSteps);
 
 // ---- search and filter (answered by the host) ----
 const search = $<HTMLInputElement>('.search');

@@ -8,6 +8,8 @@ import type { ObservedStatus } from '../../protocol';
 import { TaskStatusSchema } from '../../protocol';
 import { formatJob } from '../../common/format';
 import { runNumbers, taskTitle } from '../../common/titles';
+import { taskLifecycle, type LifecyclePhase } from '../../common/lifecycle';
+import { cliAdvice, nextActions } from '../../common/next-actions';
 import { addCommonOptions, requireTask, splitList, stopSignal, storeFor, taskIdArgument, type CommonOptions } from '../common';
 import { SHORT_ID_LENGTH, ago, formatEventLine, formatUsage, shortId, styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
 import { readRegularFileBounded } from '../../base/safe-read';
@@ -85,9 +87,26 @@ async function ps(io: CliIo, opts: CommonOptions & { status?: string[] }): Promi
     ['ID', 'TITLE', 'AGENT•ROLE', 'STATUS', 'REPORT', 'ISOLATION•MODE', 'AGE', 'USAGE'].map((h) => style.bold(h)),
     ...shown.map((t) => psRow(t, listing)),
   ];
-  io.out([...table(rows), ...overlapLines(shown, overlaps, style)].join('\n'));
+  io.out([...table(rows), ...overlapLines(shown, overlaps, style), ...adviceLines(shown, listing)].join('\n'));
   // Records that are not Caesar's are said to be so, never passed off as the truth (record-seal.ts).
   for (const t of shown) for (const why of t.unverified) io.err(`caesar: ${shortId(t.id)}: ${termSafe(why)}`);
+}
+
+/** The phases that wait for the user: each such task gets its "next:" line under the table. */
+const WAITING_FOR_USER: readonly LifecyclePhase[] = ['waiting', 'review', 'partly_applied'];
+
+/** What the user can do next about the tasks that wait for them (src/common/next-actions.ts, as the editor offers it). */
+function adviceLines(shown: readonly TaskSummary[], { style, idLength }: Listing): string[] {
+  const lines: string[] = [];
+  for (const t of shown) {
+    const life = taskLifecycle(t);
+    if (!WAITING_FOR_USER.includes(life.phase)) continue;
+    // The question to answer is known here: named, instead of the placeholder.
+    const question = t.pendingQuestions[0];
+    const advice = cliAdvice(nextActions(life), t.id).replace('<question-id>', question ? termSafe(question.id) : '<question-id>');
+    lines.push(`${termSafe(t.id.slice(0, idLength))} ${life.label} — ${style.dim(advice)}`);
+  }
+  return lines.length ? ['', ...lines] : [];
 }
 
 function createdAt(t: TaskSummary): number {

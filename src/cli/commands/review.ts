@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { applyTask, concludeLostTasks, discardTask, isActive, worktreeDiff, type ConcludedTask, type FileChange, type TaskView } from '../../engine/tasks';
+import { applyTask, concludeLostTasks, discardTask, isActive, worktreeDiff, type ConcludedTask, type FileChange, type TaskSummary, type TaskView } from '../../engine/tasks';
+import { taskLifecycle } from '../../common/lifecycle';
+import { cliAdvice, nextActions, type TaskActionId } from '../../common/next-actions';
 import { collectGarbage, type GcEntry, type GcResult } from '../../engine/tasks/gc';
 import { addCommonOptions, requireTask, splitList, storeFor, taskIdArgument, type CommonOptions } from '../common';
 import { styleFor, table, termSafe, termSafeBlock, type Style } from '../format';
@@ -125,6 +127,16 @@ async function diff(io: CliIo, id: string, opts: DiffOptions): Promise<void> {
   if (patch.omittedBytes) {
     io.out(`\n… ${formatCount(patch.omittedLines)} more line(s) of patch (${formatBytes(patch.omittedBytes)}) not shown: caesar diff ${id} --all shows the whole patch.`);
   }
+  adviseNext(io, view, id, ['review']);
+}
+
+/**
+ * The "next:" line after a command, from the one lifecycle the editor and the MCP server read too
+ * (src/common/next-actions.ts), leaving out what the command just did.
+ */
+function adviseNext(io: CliIo, summary: TaskSummary, id: string, done: readonly TaskActionId[]): void {
+  const advice = cliAdvice(nextActions(taskLifecycle(summary)).filter((a) => !done.includes(a.id)), id);
+  if (advice) io.out(`\n${advice}`);
 }
 
 /** The file table, cut at DIFF_MAX_FILES_SHOWN rows unless `all`, then how many more there are. */
@@ -155,6 +167,9 @@ async function apply(io: CliIo, id: string, opts: ApplyOptions): Promise<void> {
     const listed = outcome.files.slice(0, DIFF_MAX_FILES_SHOWN).map((f) => `  ${termSafe(f)}`);
     if (outcome.files.length > listed.length) listed.push(`  … and ${formatCount(outcome.files.length - listed.length)} more file(s)`);
     io.out(outcome.empty ? termSafeBlock(outcome.message) : [termSafeBlock(outcome.message), ...listed].join('\n'));
+    // Read again: applied.json is written now, so the advice is what is left after this apply.
+    const after = await store.summary(view.id).catch(() => undefined);
+    if (after && !outcome.empty) adviseNext(io, after, id, ['review']);
   } else if (outcome.reason === 'conflicts') {
     io.out(`Nothing was written: ${outcome.conflicts.length} file(s) do not apply to your workspace as it is now:`);
     io.out(outcome.conflicts.map((f) => `  ${termSafe(f)}`).join('\n'));

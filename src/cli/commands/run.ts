@@ -1,4 +1,6 @@
 import { promises as fs } from 'node:fs';
+import { taskLifecycle } from '../../common/lifecycle';
+import { cliAdvice, nextActions } from '../../common/next-actions';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { ISOLATIONS, LAUNCHER_KINDS, MODES, NETWORK_REQUESTS, TRANSPORTS, type IsolationRequest, type LauncherKind, type ModeName, type NetworkRequest, type TransportName } from '../../config';
@@ -332,8 +334,10 @@ async function printOutcome(
         for (const f of result.report.findings) lines.push(termSafe(`  [${f.severity}] ${f.title}${f.file ? ` — ${f.file}` : ''}${f.detail ? `: ${f.detail}` : ''}`));
         lines.push(...andMore(result.findings_total ?? result.report.findings.length, result.report.findings.length, ''));
       }
-      if (settled.state.worktree && files.length) lines.push(`Review: caesar diff ${id}    Apply: caesar apply ${id}    Discard: caesar discard ${id}`);
     }
+    // What is left to do, from the one lifecycle the editor and the MCP server read too (src/common/next-actions.ts).
+    const advice = cliAdvice(nextActions(taskLifecycle(settled)), id);
+    if (advice) lines.push(advice);
     io.out(lines.join('\n'));
   }
   if (!succeeded) throw new ExitCode(EXIT.failure);

@@ -24,6 +24,7 @@ import { combineDisposables, toDisposable, type IDisposable as Disposable } from
 import { Debouncer } from '../../base/event';
 import { QUESTIONS_CLOSED_FILE } from '../../protocol';
 import { questionsClosedAt } from './questions-closed';
+import { workDecision } from '../../common/lifecycle';
 import { AppliedDocSchema, MAX_BYTES, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../../protocol';
 import { ACTIVE_STATUSES, DiscardedDocSchema, LauncherRecordSchema, TaskStateSchema, type DiscardedDoc, type LauncherRecord, type ObservedStatus, type TaskState } from '../../protocol';
 import { isLiveJobState, slurmJobs, type SlurmJobState } from '../cluster/slurm';
@@ -369,9 +370,7 @@ export type ReviewOutcome = 'applied' | 'discarded';
  * removed because it held nothing (or only applied work) is no decision of the user's: no outcome.
  */
 export function reviewOutcome(task: Pick<TaskSummary, 'applied' | 'discarded'>): ReviewOutcome | undefined {
-  if (task.applied) return 'applied';
-  if (task.discarded && (task.discarded.by === 'discard' || task.discarded.reason === 'modified')) return 'discarded';
-  return undefined;
+  return workDecision(task);
 }
 
 function observedJobStatus(state: TaskState, probe: JobProbe): ObservedStatus {

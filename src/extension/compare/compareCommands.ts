@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
+import { taskLifecycle } from '../../common/lifecycle';
 import { taskVersionPath, type TaskSummary } from '../../engine/tasks';
 import { pickMany, pickOne } from '../picker';
 import { UNTRUSTED_REVIEW } from '../review/baseContent';
@@ -164,7 +165,8 @@ const COMPARE_FILE = 'Caesar: Compare File Across Tasks';
 /** A task as the pickers name it: its title (numbered among re-runs), its agent and status. */
 function taskItem(tasks: LiveTasks, id: string, numbers: ReadonlyMap<string, number>) {
   const s = tasks.get(id);
-  return { label: s ? taskTitle(s, numbers) : id, description: s ? `${s.state.agent} · ${s.observed}${s.applied ? ' · applied' : ''}` : '', id };
+  // Its lifecycle's words (a discarded task reads "discarded", not its run's "succeeded"), as the tree says it.
+  return { label: s ? taskTitle(s, numbers) : id, description: s ? `${s.state.agent} · ${taskLifecycle(s).label}` : '', id };
 }
 
 async function pickTasks(tasks: LiveTasks): Promise<string[] | undefined> {

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { continueTask, isActive, type ContinuedTask, type TaskSummary } from '../../engine/tasks';
+import { allows } from '../../common/next-actions';
+import { continueTask, isActive, type ContinuedTask } from '../../engine/tasks';
 import { activeEditorTarget, pickTaskTarget, targetOf } from '../review/target';
 import { askText } from '../picker';
 import type { LiveTasks } from '../tasks/liveTasks';
@@ -22,7 +23,7 @@ export interface Followup extends vscode.Disposable {
   continueWithFeedback(taskId: string, feedback?: string): Promise<ContinuedTask | undefined>;
 }
 
-const finished = (s: TaskSummary) => !isActive(s.observed);
+const finished = allows('continue');
 
 /**
  * "Continue with Feedback…" and the review comments it sends. Registers:

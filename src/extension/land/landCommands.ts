@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { continueTask, describeConflicts, isActive, landTasks, type ContinuedTask, type LandOutcome, type TaskSummary } from '../../engine/tasks';
+import { allows } from '../../common/next-actions';
+import { continueTask, describeConflicts, landTasks, type ContinuedTask, type LandOutcome } from '../../engine/tasks';
 import { pickMany } from '../picker';
 import { UNTRUSTED_REVIEW } from '../review/baseContent';
 import { targetOf } from '../review/target';
@@ -20,8 +21,8 @@ export const SEND_TO_AGENT = 'Send Conflict to the Agent';
 const SHOW_LOG = 'Show Log';
 const TITLE = 'Caesar: Land Selected Tasks';
 
-/** A task that may be landed: finished, in a worktree, with changes, neither applied nor discarded. */
-const landable = (s: TaskSummary) => !!s.state.worktree && !isActive(s.observed) && !s.applied && !s.discarded && !!s.result?.diff && !s.result.diff.is_empty;
+/** A task that may be landed: its lifecycle allows it (finished, changes in its worktree, neither applied nor discarded). */
+const landable = allows('land');
 
 /**
  * "Land" (one task) and "Land Selected Tasks" (the tree's selection, in the order chosen; else a pick): the engine's

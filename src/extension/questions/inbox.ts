@@ -4,6 +4,7 @@ import { Emitter } from '../../base/event';
 import { RequestError, answerQuestion, isActive, pendingQuestions, type TaskSummary } from '../../engine/tasks';
 import { PERMISSION_QUESTION_PREFIX, type QuestionFile } from '../../protocol';
 import { taskTitle } from '../../common/format';
+import { taskLifecycle } from '../../common/lifecycle';
 import { optionButtonLabels } from '../../common/option-labels';
 import { oneLine } from '../tasks/format';
 import type { LiveTasks } from '../tasks/liveTasks';
@@ -48,6 +49,8 @@ export class QuestionInbox extends Disposable {
   private readonly seen = new Set<string>();
   /** Per question (`task/question`): each button's label → the option it answers with. */
   private readonly buttonOptions = new Map<string, Map<string, string>>();
+  /** Per question notified (`task/question`): its words, to name it when it is no longer open. */
+  private readonly questionTexts = new Map<string, string>();
   private readonly prompts = new Map<string, vscode.QuickInput>();
   private readonly notices: QuestionNotice[] = [];
   private readonly noticed = this._register(new Emitter<QuestionNotice>());
@@ -77,7 +80,8 @@ export class QuestionInbox extends Disposable {
   pending(): { summary: TaskSummary; question: QuestionFile }[] {
     return this.tasks
       .list()
-      .filter((s) => isActive(s.observed))
+      // Waiting for an answer is a phase of the one lifecycle (src/common/lifecycle.ts), as the tree and status bar say.
+      .filter((s) => taskLifecycle(s).phase === 'waiting')
       .flatMap((summary) => summary.pendingQuestions.map((question) => ({ summary, question })))
       .sort((a, b) => a.question.asked_at.localeCompare(b.question.asked_at));
   }
@@ -140,6 +144,7 @@ export class QuestionInbox extends Disposable {
     const labels = question.options.length <= MAX_OPTION_BUTTONS ? optionButtonLabels(question.options) : [];
     // A button may show a shorter label than its option: the answer written is always the option itself.
     this.buttonOptions.set(`${summary.id}/${question.id}`, new Map(labels.map((label, i) => [label, question.options[i]!])));
+    this.questionTexts.set(`${summary.id}/${question.id}`, question.question);
     const buttons = [...labels, ANSWER_BUTTON];
     const notice: QuestionNotice = { taskId: summary.id, questionId: question.id, message, buttons, kind: 'question' };
     this.notices.push(notice);
@@ -260,21 +265,33 @@ export class QuestionInbox extends Disposable {
       return { answered: true, message };
     } catch (err) {
       if (!(err instanceof RequestError)) throw err;
-      const message = `Caesar: ${this.refusal(taskId, err)}`;
+      const message = `Caesar: ${this.refusal(taskId, err, questionId)}`;
       void vscode.window.showInformationMessage(message);
       return { answered: false, message, code: err.code };
     }
   }
 
   /** What the user is told when an answer is refused: a task named by its objective, its end said as it happened. */
-  private refusal(taskId: string, err: RequestError): string {
+  private refusal(taskId: string, err: RequestError, questionId: string): string {
     const summary = this.tasks.get(taskId);
+    const asked = this.questionTexts.get(`${taskId}/${questionId}`);
+    // The question named by its words, never by its id (the engine's message, written for a terminal, names the id).
+    const question = asked ? `The question “${oneLine(asked, 100)}”` : 'This question';
+    if (err.code === 'already_answered') {
+      const by = / from ([\w-]+)/.exec(err.message)?.[1];
+      const given = /: "(.*)"\.$/s.exec(err.message)?.[1];
+      return `${question} was already answered${by ? ` from ${ANSWERED_FROM[by] ?? by}` : ''}${given !== undefined ? ` (“${oneLine(given, 80)}”)` : ''}: it is no longer open, nothing more to do.`;
+    }
+    if (err.code === 'expired') return `${question} is no longer open: the agent stopped waiting for an answer and went on with its own judgment.`;
     if (err.code !== 'finished' || !summary) return err.message;
     // The engine read the task's state just now; the summary may not have caught up with it yet.
     const how = /was cancelled/.test(err.message) ? 'was cancelled' : isActive(summary.observed) ? 'ended' : `ended (${summary.observed.replace('_', ' ')})`;
     return `${taskTitle(summary.state)} ${how} before this question was answered: nothing is waiting for the answer any more.`;
   }
 }
+
+/** Where an answer came from (answers/<id>.json's `by`), as a person says it. */
+const ANSWERED_FROM: Record<string, string> = { cli: 'the terminal', mcp: 'an MCP client', 'mcp-elicitation': 'an MCP client', vscode: 'the editor' };
 
 /** Questions the supervisor files for an ACP agent's permission requests (engine/acp/permission-broker.ts). */
 function isPermissionRequest(question: QuestionFile): boolean {

@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
 import { taskTitle } from '../../common/format';
+import { taskLifecycle } from '../../common/lifecycle';
+import { actionsFor, allows, offers, type TaskActionId } from '../../common/next-actions';
 import {
   applyTaskById,
   changedSinceBase,
@@ -11,7 +13,6 @@ import {
   type ApplyOutcome,
   type DiscardOutcome,
   type Overlap,
-  type TaskSummary,
 } from '../../engine/tasks';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { UNTRUSTED_REVIEW } from './baseContent';
@@ -31,7 +32,6 @@ export type ReviewShown = 'multiDiff' | 'perFile' | 'nothing';
 /** More per-file diff editors than this at once is noise: the rest are listed in the tree. */
 const MAX_PER_FILE_DIFFS = 10;
 
-const hasChanges = (s: TaskSummary) => !!s.state.worktree && !!s.result?.diff && !s.result.diff.is_empty && !s.discarded;
 
 /**
  * Review and the decisions after it: "Review All Changes" (the multi-file diff editor, base_ref ↔ the task's
@@ -61,18 +61,18 @@ export class ReviewCommands {
     return {
       'caesar.reviewAll': (arg, selection) =>
         run('review all changes', async () => {
-          const target = await this.targetFor(arg, selection, 'Review the changes of which task?');
+          const target = await this.targetFor(arg, selection, 'Review the changes of which task?', 'review');
           return target ? this.reviewAll(target.taskId) : undefined;
         }),
       'caesar.apply': (arg, selection) =>
         run('apply', async () => {
-          const target = await this.targetFor(arg, selection, 'Apply the changes of which task?');
+          const target = await this.targetFor(arg, selection, 'Apply the changes of which task?', 'apply');
           // "Apply" on one task applies all of it; selected files go through "Apply Selected Files…".
           return target ? this.apply(target.taskId) : undefined;
         }),
       'caesar.applySelected': (arg, selection) =>
         run('apply selected files', async () => {
-          const target = await this.targetFor(arg, selection, 'Apply files of which task?');
+          const target = await this.targetFor(arg, selection, 'Apply files of which task?', 'applySelected');
           if (!target) return undefined;
           // Files chosen already (changed-file items selected in the tree, or ids and files from a caller): no pick.
           const files = target.files?.length ? target.files : await this.pickFiles(target);
@@ -80,19 +80,19 @@ export class ReviewCommands {
         }),
       'caesar.discard': (arg, selection) =>
         run('discard', async () => {
-          const target = await this.targetFor(arg, selection, 'Discard the worktree of which task?');
+          const target = await this.targetFor(arg, selection, 'Discard the worktree of which task?', 'discard');
           return target ? this.discard(target.taskId) : undefined;
         }),
     };
   }
 
-  private async targetFor(arg: unknown, selection: unknown, placeHolder: string): Promise<TaskTarget | undefined> {
+  private async targetFor(arg: unknown, selection: unknown, placeHolder: string, action: TaskActionId): Promise<TaskTarget | undefined> {
     if (arg !== undefined) {
       const target = targetOf(this.tasks, arg, selection);
       // An editor title menu passes the editor's resource: the multi-file diff editor's is no task's, the editor is.
       if (target || !(arg instanceof vscode.Uri)) return target;
     }
-    return activeEditorTarget(this.tasks, this.activeTimelineTask) ?? pickTaskTarget(this.tasks, hasChanges, placeHolder);
+    return activeEditorTarget(this.tasks, this.activeTimelineTask) ?? pickTaskTarget(this.tasks, allows(action), placeHolder);
   }
 
   private trusted(): boolean {
@@ -105,7 +105,7 @@ export class ReviewCommands {
   async reviewAll(taskId: string): Promise<ReviewShown> {
     if (!this.trusted()) return 'nothing';
     const root = this.tasks.rootOf(taskId);
-    if (this.saidGone(taskId, 'review')) return 'nothing';
+    if (await this.saidClosed(taskId, 'review')) return 'nothing';
     const diff = await diffTask(root, taskId);
     const { state } = await requireTaskView(root, taskId);
     if (!diff.worktree || diff.files.length === 0) {
@@ -140,7 +140,7 @@ export class ReviewCommands {
    */
   async apply(taskId: string, files?: string[]): Promise<ApplyOutcome | undefined> {
     if (!this.trusted()) return undefined;
-    if (this.saidGone(taskId, 'apply')) return undefined;
+    if (await this.saidClosed(taskId, 'apply')) return undefined;
     const root = this.tasks.rootOf(taskId);
     const view = await requireTaskView(root, taskId);
     const title = taskTitle(view.state);
@@ -182,7 +182,7 @@ export class ReviewCommands {
       );
     } else if (outcome.reason === 'already_applied') {
       // The engine's message tells a terminal user to run `caesar discard`; here the button does it.
-      void this.offerDiscardAfterApply(taskId, title, !!view.state.worktree && !view.discarded);
+      void this.offerDiscardAfterApply(taskId, title, actionsFor(view).find((a) => a.id === 'discard')?.label);
     } else if (outcome.reason === 'conflicts') {
       void vscode.window.showErrorMessage(`Caesar: ${outcome.message}`);
     } else {
@@ -212,30 +212,38 @@ export class ReviewCommands {
   }
 
   /**
-   * A task whose worktree was discarded has nothing left to review or apply: says so plainly (instead of git's "the
-   * worktree does not exist") and returns true.
+   * A task whose lifecycle no longer allows the action (applied, discarded, or its worktree gone): says so in words,
+   * instead of git's "the worktree does not exist" or an apply that finds nothing, and returns true. After an Apply,
+   * the message offers what the lifecycle still allows: removing the worktree.
    */
-  private saidGone(taskId: string, what: 'review' | 'apply'): boolean {
-    const summary = this.tasks.get(taskId);
-    if (!summary?.discarded) return false;
+  private async saidClosed(taskId: string, what: 'review' | 'apply'): Promise<boolean> {
+    // Read from disk now, not from the list: a command run just as the task finished must see it finished.
+    const summary = await requireTaskView(this.tasks.rootOf(taskId), taskId).catch(() => undefined);
+    if (!summary) return false;
+    const actions = actionsFor(summary);
+    if (offers(actions, what)) return false;
     const title = taskTitle(summary.state);
+    const life = taskLifecycle(summary);
+    if (life.decision === 'applied') {
+      void this.offerDiscardAfterApply(taskId, title, actions.find((a) => a.id === 'discard')?.label);
+      return true;
+    }
     void vscode.window.showInformationMessage(
-      summary.applied
-        ? `Caesar: ${title} was applied, and its worktree removed since: its changes are in your workspace (Source Control shows them).`
-        : `Caesar: ${title} was discarded: its worktree and its changes are gone, so there is nothing to ${what}.`,
+      life.phase === 'discarded'
+        ? `Caesar: ${title} was discarded: its worktree and its changes are gone, so there is nothing to ${what}.`
+        : `Caesar: ${title} is ${life.label}: there is nothing to ${what}.`,
     );
     return true;
   }
 
-  /** After an Apply of a task applied already: says so, with a button to remove its worktree (was: run `caesar discard`). */
-  private async offerDiscardAfterApply(taskId: string, title: string, worktreeLeft: boolean): Promise<void> {
-    const message = `Caesar: ${title} was already applied: its changes are in your workspace, nothing is left to apply.`;
-    if (!worktreeLeft) {
+  /** After an Apply of a task applied already: says so, with the lifecycle's button to remove its worktree when it allows one. */
+  private async offerDiscardAfterApply(taskId: string, title: string, removeLabel: string | undefined): Promise<void> {
+    const message = `Caesar: ${title} was already applied: its changes are in your workspace (Source Control shows them), nothing is left to apply.`;
+    if (!removeLabel) {
       void vscode.window.showInformationMessage(message);
       return;
     }
-    const remove = 'Discard Worktree';
-    if ((await vscode.window.showInformationMessage(message, remove)) === remove) await this.discard(taskId);
+    if ((await vscode.window.showInformationMessage(message, removeLabel)) === removeLabel) await this.discard(taskId);
   }
 
   /** A quick pick of the task's changed files, all checked: the user unchecks what to leave out. */

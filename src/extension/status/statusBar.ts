@@ -1,20 +1,22 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../../base/disposable';
 import type { LiveTasks } from '../tasks/liveTasks';
-import { isActive } from '../../engine/tasks';
+import { taskLifecycle } from '../../common/lifecycle';
 
 export interface ActivityCounts {
   running: number;
   questions: number;
 }
 
+/** Counted from each task's lifecycle (src/common/lifecycle.ts): active ones, and the questions of those waiting. */
 export function countActivity(tasks: LiveTasks): ActivityCounts {
   let running = 0;
   let questions = 0;
   for (const s of tasks.list()) {
-    if (!isActive(s.observed)) continue;
+    const life = taskLifecycle(s);
+    if (!life.active) continue;
     running++;
-    questions += s.pendingQuestions.length;
+    if (life.phase === 'waiting') questions += s.pendingQuestions.length;
   }
   return { running, questions };
 }

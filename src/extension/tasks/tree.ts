@@ -1,7 +1,9 @@
 import * as vscode from 'vscode';
 import { Disposable } from '../../base/disposable';
 import { Emitter } from '../../base/event';
-import { isActive, reviewOutcome, type TaskSummary } from '../../engine/tasks';
+import { isActive, type TaskSummary } from '../../engine/tasks';
+import { taskLifecycle } from '../../common/lifecycle';
+import { nextActions, offers } from '../../common/next-actions';
 import type { TaskActivity } from './activity';
 import { formatUsage } from './format';
 import type { LiveTasks, TaskRoot } from './liveTasks';
@@ -278,8 +280,12 @@ function categoryKey(s: TaskSummary): string {
 /** The git-verified diff once the task has a result; until then, the files its events say it touched. */
 function changedFiles(summary: TaskSummary, activity: TaskActivity): ChangedFile[] {
   const diffFiles = summary.result?.diff?.files;
-  const gone = reviewOutcome(summary) === 'discarded';
+  const life = taskLifecycle(summary);
+  const gone = life.phase === 'discarded';
+  // A file is offered to Apply Selected Files while the task's lifecycle offers it and the file was not applied yet.
+  const applied = new Set(summary.applied?.files ?? []);
+  const open = offers(nextActions(life), 'applySelected');
   return diffFiles
-    ? diffFiles.map((f) => ({ path: f.path, action: f.action as string, counts: f.binary ? 'binary' : `+${f.additions} −${f.deletions}`, gone }))
+    ? diffFiles.map((f) => ({ path: f.path, action: f.action as string, counts: f.binary ? 'binary' : `+${f.additions} −${f.deletions}`, gone, applicable: open && !applied.has(f.path) }))
     : [...activity.files.values()].map((f) => ({ path: f.path, action: f.action, counts: '', gone }));
 }

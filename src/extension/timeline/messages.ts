@@ -7,6 +7,8 @@
  * with the task's event count.
  */
 import type { ProtocolEvent, Report, Usage } from '../../protocol';
+import type { LifecyclePhase } from '../../common/lifecycle';
+import type { TaskAction, TaskActionId } from '../../common/next-actions';
 
 /** What the header of the timeline shows about the task (state.json + result.json, flattened). */
 export interface TimelineTaskInfo {
@@ -25,6 +27,12 @@ export interface TimelineTaskInfo {
   report?: Report;
   reportSource?: string;
   files?: { path: string; action: string; additions: number; deletions: number; binary: boolean }[];
+  /** Where the task is in its life (src/common/lifecycle.ts), as every surface says it. */
+  lifecycle: { phase: LifecyclePhase; label: string };
+  /** The actions open to it, in order (src/common/next-actions.ts). */
+  actions: TaskAction[];
+  /** The header's buttons: those of `actions` the header has, with their labels ("Apply the Rest", "Remove Worktree"). */
+  buttons: { action: TimelineAction; label: string }[];
   /** What the user did with the work (engine/store/store reviewOutcome, as `caesar ps` says it). */
   review?: 'applied' | 'discarded';
   /** The task's worktree was removed: its files cannot be opened, nothing is left to apply or discard. */
@@ -116,6 +124,8 @@ export interface TimelineStats {
   actions: string[];
   /** The header's review note the page displays ("Applied to your workspace.", "Discarded: …"), '' when none. */
   reviewNote: string;
+  /** The report's next steps the page displays, in order (those still open: see agentStepStillOpen). */
+  nextSteps: string[];
 }
 
 /** The choices of the timeline's type filter (webview-ui/timeline/main.ts maps each to event types). */
@@ -143,3 +153,17 @@ export type WebviewToHost =
 
 /** The header's actions on the task's changes; each runs the extension command `caesar.<action>`. */
 export type TimelineAction = 'reviewAll' | 'apply' | 'applySelected' | 'discard';
+
+/** The lifecycle's id of a header action (src/common/next-actions.ts calls Review All Changes `review`). */
+export function lifecycleActionOf(action: TimelineAction): TaskActionId {
+  return action === 'reviewAll' ? 'review' : action;
+}
+
+/** The header's buttons for a task's actions, in the header's order. */
+export function headerButtons(actions: readonly TaskAction[]): { action: TimelineAction; label: string }[] {
+  const order: readonly TimelineAction[] = ['reviewAll', 'apply', 'applySelected', 'discard'];
+  return order.flatMap((action) => {
+    const offered = actions.find((a) => a.id === lifecycleActionOf(action));
+    return offered ? [{ action, label: offered.label }] : [];
+  });
+}

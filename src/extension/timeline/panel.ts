@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { taskPaths } from '../../protocol';
-import { reviewOutcome, type TaskSummary } from '../../engine/tasks';
+import type { TaskSummary } from '../../engine/tasks';
+import { taskLifecycle } from '../../common/lifecycle';
+import { nextActions, offers } from '../../common/next-actions';
 import type { LiveTasks } from '../tasks/liveTasks';
 import { openChange } from '../review/openChange';
-import type { HostToWebview, TimelineAction, TimelineFilter, TimelineStats, TimelineTaskInfo, WebviewToHost } from './messages';
+import { headerButtons, lifecycleActionOf, type HostToWebview, type TimelineAction, type TimelineFilter, type TimelineStats, type TimelineTaskInfo, type WebviewToHost } from './messages';
 import { TimelineSource } from './timeline-source';
 
 export const TIMELINE_VIEW_TYPE = 'caesar.timeline';
@@ -153,6 +155,12 @@ export class TimelinePanel implements vscode.Disposable {
     this.post({ type: 'search', text, filter });
   }
 
+  /** Whether the task's lifecycle offers the header action now. */
+  private offersNow(action: TimelineAction): boolean {
+    const summary = this.tasks.get(this.taskId);
+    return !!summary && offers(nextActions(taskLifecycle(summary)), lifecycleActionOf(action));
+  }
+
   private onMessage(message: WebviewToHost): void {
     if (message.type === 'keep') {
       this.kept = true;
@@ -195,7 +203,8 @@ export class TimelinePanel implements vscode.Disposable {
         );
         break;
       case 'action':
-        if (TIMELINE_ACTIONS.includes(message.action)) void vscode.commands.executeCommand(`caesar.${message.action}`, this.taskId);
+        // Only what the task's lifecycle still offers: the page may have been drawn before the records changed.
+        if (TIMELINE_ACTIONS.includes(message.action) && this.offersNow(message.action)) void vscode.commands.executeCommand(`caesar.${message.action}`, this.taskId);
         break;
     }
   }
@@ -310,7 +319,12 @@ function clampCount(count: unknown): number {
 
 export function taskInfo(summary: TaskSummary): TimelineTaskInfo {
   const { state, result } = summary;
+  const life = taskLifecycle(summary);
+  const actions = nextActions(life);
   return {
+    lifecycle: { phase: life.phase, label: life.label },
+    actions,
+    buttons: headerButtons(actions),
     id: summary.id,
     agent: state.agent,
     objective: state.objective,
@@ -324,7 +338,7 @@ export function taskInfo(summary: TaskSummary): TimelineTaskInfo {
     report: result?.report,
     reportSource: result?.report_source,
     files: result?.diff?.files.map((f) => ({ path: f.path, action: f.action, additions: f.additions, deletions: f.deletions, binary: f.binary })),
-    review: reviewOutcome(summary),
+    review: life.decision,
     worktreeGone: !!summary.discarded,
   };
 }

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { taskLifecycle } from '../../common/lifecycle';
 import type { WorkspaceServices } from '../services';
 import type { DelegateOutcome } from '../delegate/delegateCommands';
 import type { LiveTasks } from '../tasks/liveTasks';
@@ -63,11 +64,16 @@ class Walkthrough implements vscode.Disposable {
     return outcome;
   }
 
-  /** Runs a task command on the walkthrough's task (the command itself asks when there is none). */
-  run(command: string, step?: StepDone): Thenable<unknown> {
-    if (step) this.mark(step);
+  /**
+   * Runs a task command on the walkthrough's task (the command itself asks when there is none). `step` is done once
+   * the command did it (`did` reads its result): the walkthrough's own Answer and Apply buttons tick their steps even
+   * when the task list changed too fast for observe() to see the question open.
+   */
+  async run(command: string, step?: StepDone, did: (result: unknown) => boolean = () => true): Promise<unknown> {
     const id = this.task();
-    return id ? vscode.commands.executeCommand(command, id) : vscode.commands.executeCommand(command);
+    const result = await (id ? vscode.commands.executeCommand(command, id) : vscode.commands.executeCommand(command));
+    if (step && did(result)) this.mark(step);
+    return result;
   }
 
   snapshot(): WalkthroughState {
@@ -77,10 +83,12 @@ class Walkthrough implements vscode.Disposable {
   private observe(): void {
     const list = this.tasks.list();
     if (list.length) this.mark('delegated');
+    // Read from each task's lifecycle (src/common/lifecycle.ts), as every other surface reads it.
     for (const s of list) {
-      if (s.pendingQuestions.length) this.asking.add(s.id);
+      const life = taskLifecycle(s);
+      if (life.phase === 'waiting') this.asking.add(s.id);
       else if (this.asking.has(s.id)) this.mark('answered');
-      if (s.applied) this.mark('applied');
+      if (life.decision === 'applied') this.mark('applied');
     }
   }
 
@@ -110,9 +118,9 @@ export function registerWalkthroughCommands(services: Pick<WorkspaceServices, 'c
     ),
     vscode.commands.registerCommand('caesar.walkthrough.delegateDemo', () => walkthrough.delegateDemo()),
     vscode.commands.registerCommand('caesar.walkthrough.openTimeline', () => walkthrough.run('caesar.openTimeline')),
-    vscode.commands.registerCommand('caesar.walkthrough.answer', () => walkthrough.run('caesar.answerQuestion')),
+    vscode.commands.registerCommand('caesar.walkthrough.answer', () => walkthrough.run('caesar.answerQuestion', 'answered', (r) => (r as { answered?: boolean } | undefined)?.answered === true)),
     vscode.commands.registerCommand('caesar.walkthrough.reviewAll', () => walkthrough.run('caesar.reviewAll', 'reviewed')),
-    vscode.commands.registerCommand('caesar.walkthrough.apply', () => walkthrough.run('caesar.apply')),
+    vscode.commands.registerCommand('caesar.walkthrough.apply', () => walkthrough.run('caesar.apply', 'applied', (r) => (r as { applied?: boolean } | undefined)?.applied === true)),
     vscode.commands.registerCommand('caesar.walkthrough.state', () => walkthrough.snapshot()),
   ];
 }

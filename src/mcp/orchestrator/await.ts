@@ -1,7 +1,8 @@
 import { checksSuffix, isSafeId } from '../../protocol';
 import { ForeignTaskError, TaskStore, isActive, type TaskSummary } from '../../engine/tasks';
 import { formatJob } from '../../common/format';
-import { pendingQuestionsOf, reportSummaryOf } from './results';
+import { nextActionHints, pendingQuestionsOf, reportSummaryOf } from './results';
+import type { ActionHint } from '../../common/next-actions';
 
 export interface TaskOutcome {
   task_id: string;
@@ -21,6 +22,8 @@ export interface TaskOutcome {
   report?: ReturnType<typeof reportSummaryOf>;
   /** Caesar's records of the task that do not verify (record-seal.ts), each with its reason. */
   unverified?: string[];
+  /** What can be done with it next, and the tool that does it (src/common/next-actions.ts, as the CLI and the editor say it). */
+  next_actions?: ActionHint[];
   message?: string;
 }
 
@@ -32,6 +35,7 @@ export function outcomeOf(id: string, summary: TaskSummary | ForeignTaskError | 
   const { state } = summary;
   const base = {
     task_id: id,
+    next_actions: nextActionHints(summary),
     status: summary.observed,
     agent: state.agent,
     ...(state.role ? { role: state.role } : {}),

@@ -1,6 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigError } from '../../config';
 import { DelegationRefusedError, ForeignTaskError, RequestError, type TaskSummary } from '../../engine/tasks';
+import { taskLifecycle } from '../../common/lifecycle';
+import { actionHints, mcpAdvice, nextActions, type ActionHint } from '../../common/next-actions';
 
 /**
  * How every orchestrator tool answers: `structuredContent` (checked against the tool's outputSchema by the SDK) plus
@@ -58,4 +60,15 @@ export function reportSummaryOf(summary: TaskSummary): Record<string, unknown> |
     ...(report.commands_run.length ? { commands_claimed: report.commands_run.map((c) => ({ command: c.command, exit_code: c.exit_code ?? null })) } : {}),
     ...(result.checks?.length ? { checks: result.checks } : {}),
   };
+}
+
+/** The actions open to the task that a tool can do, each with its tool: the same list the CLI and the editor offer. */
+export function nextActionHints(summary: TaskSummary): ActionHint[] {
+  return actionHints(nextActions(taskLifecycle(summary)), 'mcp', summary.id);
+}
+
+/** " Next: caesar_diff (Review All Changes), caesar_apply (Apply)." for a tool's text, or ''. */
+export function nextActionsText(hints: readonly ActionHint[] | undefined): string {
+  const advice = mcpAdvice(hints ?? []);
+  return advice ? ` ${advice}` : '';
 }

@@ -54,6 +54,10 @@ export const TaskOutcomeShape = z.object({
   status_label: z.string().optional().describe('The status as shown to people, e.g. "succeeded · checks failed"'),
   pending_questions: z.array(QuestionShape).optional(),
   report: ReportSummaryShape.nullable().optional(),
+  next_actions: z
+    .array(z.object({ id: z.string(), label: z.string(), how: z.string(), primary: z.boolean().optional() }))
+    .optional()
+    .describe('What can be done with the task next, in order, each with the tool that does it (how); the editor and the CLI offer the same'),
   unverified: z.array(z.string()).optional().describe("Caesar's records of the task that do not verify (changed by someone else, or from before records were sealed): what they say is not the truth"),
   message: z.string().optional(),
 });

@@ -79,7 +79,7 @@ describe('Review and apply a task from the editor', () => {
     const id = await fixtureTask(api, 'apply-all', { 'review-all/one.txt': 'one\n', 'review-all/two.txt': 'two\n', '.gitignore': `${gitignoreBefore}# a line from the review test\n` });
     created.push('review-all', 'fixture-notes.md');
     const task = (await api.treeSnapshot([id])).find((t) => t.id === id)!;
-    assert.equal(task.contextValue, 'task.succeeded.changes.wt', 'the tree offers Review / Apply / Discard on it');
+    assert.equal(task.contextValue, 'task:review;review;apply;applySelected;land;discard;continue;rerun;compare;remove;', 'the tree offers Review / Apply / Discard on it');
     assert.deepEqual(task.children.filter((c) => c.contextValue === 'file').map((c) => c.label).sort(), ['.gitignore', 'fixture-notes.md', 'one.txt', 'two.txt']);
 
     // Decorations: the tree's file item and the worktree file (the right side of its diff) are coloured as "added".
@@ -123,10 +123,10 @@ describe('Review and apply a task from the editor', () => {
     assert.equal(applied.files.length, 4);
     await api.waitForTree((t) => /applied/.test(t.find((x) => x.id === id)?.description ?? ''), 10_000);
 
-    // The timeline agrees with the tree: applied, so it offers no Apply (nor Discard) any more, only the review.
+    // The timeline agrees with the tree: applied, so it offers no Apply any more, only the review and the worktree's removal.
     await vscode.commands.executeCommand('caesar.openTimeline', id);
     const stats = await api.timeline.waitForStats(id, (s) => s.caughtUp && s.actions.length > 0 && !s.actions.includes('apply'), 60_000);
-    assert.deepEqual(stats.actions, ['reviewAll']);
+    assert.deepEqual(stats.actions, ['reviewAll', 'discard']);
   });
 
   it('Apply Selected Files writes only the chosen files', async function () {
@@ -180,7 +180,7 @@ describe('Review and apply a task from the editor', () => {
     assert.ok(!existsSync(worktree), 'the worktree directory is removed');
     assert.ok(!git('worktree', 'list', '--porcelain').includes(worktree), 'git no longer lists the worktree');
     assert.ok(existsSync(path.join(api.root, '.caesar', 'tasks', id, 'discarded.json')));
-    const gone = (await api.waitForTree((t) => t.find((x) => x.id === id)?.contextValue === 'task.succeeded.changes', 10_000, [id])).find((x) => x.id === id)!;
+    const gone = (await api.waitForTree((t) => t.find((x) => x.id === id)?.contextValue === 'task:discarded;rerun;compare;remove;', 10_000, [id])).find((x) => x.id === id)!;
     assert.equal(readme(), '# Changed by the user\n');
     // Discarded, as `caesar ps` says: the tree says so, its files are named but no longer offered as diffs, and
     // neither the commands nor the timeline offer to apply or review it.
@@ -203,7 +203,7 @@ describe('Review and apply a task from the editor', () => {
     const exited = runInTerminal('caesar cancel', `caesar run --agent fixture --isolation worktree ${JSON.stringify(objective)}`, { ...FAST, FIXTURE_GATE: gate });
     let tree = await api.waitForTree((t) => rowsOf(byObjective(t, objective) ?? ({ children: [] } as unknown as TreeItemSnapshot)).some((c) => c.label === 'slow_step' && c.icon === 'loading~spin'), 60_000);
     const id = byObjective(tree, objective)!.id;
-    assert.match(byObjective(tree, objective)!.contextValue, /^task\.running/);
+    assert.match(byObjective(tree, objective)!.contextValue, /^task:running;cancel;$/);
     const cancel = (await vscode.commands.executeCommand('caesar.cancel', id)) as { requested: boolean };
     assert.equal(cancel.requested, true);
     tree = await api.waitForTree((t) => t.find((x) => x.id === id)?.icon === 'circle-slash', 30_000);

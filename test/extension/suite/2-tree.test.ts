@@ -47,7 +47,8 @@ describe('Tasks tree (hand-written task directories)', () => {
     assert.match(task.description, /^fixture · succeeded · 12s · 12k tok · \$0\.012$/);
     const byLabel = (label: string) => rowsOf(task).find((c) => c.label === label);
     // Files first; the tool calls of a finished task under one collapsed row after them.
-    assert.deepEqual(task.children.map((c) => c.contextValue), ['error', 'file', 'file', 'usage', 'tools']);
+    // The task ran in place: its changes are in the workspace already, so Apply Selected Files is not offered on them.
+    assert.deepEqual(task.children.map((c) => c.contextValue), ['error', 'file.done', 'file.done', 'usage', 'tools']);
     const tools = task.children.find((c) => c.contextValue === 'tools')!;
     assert.equal(tools.label, '2 tool calls');
     assert.equal(tools.collapsible, 'collapsed');

@@ -38,7 +38,7 @@ describe('Questions: one inbox', () => {
     const tree = await api.waitForTree((t) => t.find((x) => x.id === id)?.icon === 'question', 10_000);
     const task = tree.find((x) => x.id === id)!;
     assert.match(task.description, /^demo · needs input/);
-    assert.match(task.contextValue, /^task\.question/);
+    assert.match(task.contextValue, /^task:waiting;answer;cancel;$/);
     const node = task.children.find((c) => c.contextValue === 'question')!;
     assert.equal(node.label, 'Which greeting should the demo write?');
     const status = api.statusSnapshot();
@@ -58,7 +58,9 @@ describe('Questions: one inbox', () => {
     const again = (await api.questions.choose(id, qid, 'Ciao')) as AnswerOutcome;
     assert.equal(again.answered, false);
     assert.equal(again.code, 'already_answered');
-    assert.match(again.message, /already answered from vscode: "Bonjour"/);
+    // Said in words: the question by its text, where it was answered and with what; never its id.
+    assert.match(again.message, /^Caesar: The question “Which greeting should the demo write\?” was already answered from the editor \(“Bonjour”\): it is no longer open/);
+    assert.doesNotMatch(again.message, /q_/);
     assert.equal(answerFile(api, id, qid).answer, 'Bonjour');
 
     assert.equal(await settled(api, id), 'succeeded');
@@ -103,7 +105,8 @@ describe('Questions: one inbox', () => {
 
     const late = (await api.questions.choose(id, qid, 'Hello')) as AnswerOutcome;
     assert.equal(late.code, 'already_answered');
-    assert.match(late.message, /from cli: "Ciao"/);
+    assert.match(late.message, /was already answered from the terminal \(“Ciao”\): it is no longer open/);
+    assert.doesNotMatch(late.message, /q_/, 'the question is named by its words, not its id');
     assert.equal(await settled(api, id), 'succeeded');
   });
 

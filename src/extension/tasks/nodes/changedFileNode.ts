@@ -18,6 +18,8 @@ export interface ChangedFile {
   counts: string;
   /** The task's worktree was removed (discarded): the task's version of the file is gone, nothing to open. */
   gone?: boolean;
+  /** Apply Selected Files may take it: the task's lifecycle offers it and this file was not applied yet. */
+  applicable?: boolean;
 }
 
 /** A file the task changed; a click opens its diff (base ↔ task). */
@@ -30,7 +32,9 @@ export class ChangedFileNode extends DetailNode {
     item.description = [path.dirname(f.path) === '.' ? '' : path.dirname(f.path), f.counts, f.action].filter(Boolean).join(' · ');
     item.iconPath = new vscode.ThemeIcon(FILE_ICONS[f.action] ?? 'diff', new vscode.ThemeColor(FILE_COLORS[f.action] ?? 'foreground'));
     item.tooltip = `${f.action} ${f.path}${f.counts ? ` (${f.counts})` : ''}`;
-    item.contextValue = f.gone ? 'file.gone' : 'file';
+    // `file` while Apply Selected Files can still take it (the task's lifecycle allows it, the file is not applied yet),
+    // `file.done` once not (package.json menus); `file.gone` with the worktree.
+    item.contextValue = f.gone ? 'file.gone' : f.applicable ? 'file' : 'file.done';
     // Carries the added/modified/deleted colour of review/decorations.ts; never opened (the command opens the diff).
     item.resourceUri = changeUri(taskId, f.path);
     if (f.gone) {

@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
-import { isActive, reviewOutcome, type TaskSummary } from '../../../engine/tasks';
+import { isActive, type TaskSummary } from '../../../engine/tasks';
+import { taskLifecycle, type Lifecycle } from '../../../common/lifecycle';
+import { actionsContextValue, nextActions } from '../../../common/next-actions';
 import { checksSuffix, type ObservedStatus } from '../../../protocol';
 import { formatJob } from '../../../common/format';
 import { formatDuration, formatUsage } from '../format';
@@ -30,34 +32,36 @@ export class TaskNode {
    */
   treeItem(summary: TaskSummary, subtasks: number, shown: { title: string; expand: boolean } = { title: shortTitle(summary.state.objective), expand: false }, now = Date.now()): vscode.TreeItem {
     const { state } = summary;
-    const active = isActive(summary.observed);
-    const needsInput = summary.pendingQuestions.length > 0 && active;
+    const life = taskLifecycle(summary);
+    const { active } = life;
+    const needsInput = life.phase === 'waiting';
     const item = new vscode.TreeItem(shown.title, active || shown.expand ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed);
     item.id = summary.id;
     const silence = silenceMs(summary, now);
-    const silent = summary.observed === 'running' && silence > silenceThresholdMs();
+    // A task waiting for an answer is quiet because it waits for the user: that is no silence to warn about.
+    const silent = life.phase === 'running' && silence > silenceThresholdMs();
     let [icon, color] = STATUS_ICONS[summary.observed];
-    const outcome = reviewOutcome(summary);
+    const outcome = life.decision;
     if (needsInput) [icon, color] = ['question', 'charts.yellow'];
     else if (checksSuffix(state)) [icon, color] = ['warning', 'testing.iconFailed'];
     else if (silent) color = 'editorWarning.foreground';
     else if (outcome === 'discarded') [icon, color] = ['trash', 'disabledForeground'];
     item.iconPath = new vscode.ThemeIcon(icon, new vscode.ThemeColor(color));
 
-    const parts = [state.agent, statusWord(summary, needsInput)];
+    const parts = [state.agent, statusWord(summary, life)];
     const elapsed = elapsedMs(summary, now);
     if (elapsed !== undefined) parts.push(formatDuration(elapsed));
     if (silent) parts.push(`silent ${formatDuration(silence)}`);
     const usage = formatUsage(summary.result?.usage ?? state.usage);
     if (usage) parts.push(usage);
     // What the user did with the work, as `caesar ps` says it (engine/store/store reviewOutcome); discarded is the status word.
-    if (outcome === 'applied') parts.push('applied');
+    if (outcome === 'applied') parts.push(life.phase === 'partly_applied' ? life.label : 'applied');
     if (subtasks) parts.push(`${subtasks} subtask${subtasks === 1 ? '' : 's'}`);
     parts.push(sandboxMark(state)?.word ?? '');
     item.description = parts.filter(Boolean).join(' · ');
     item.tooltip = tooltipOf(summary, active);
-    // task.<status>[.changes][.wt]: `.wt` while the task's worktree is there to review, apply or discard (package.json menus).
-    item.contextValue = `task.${needsInput ? 'question' : summary.observed}${summary.result?.diff && !summary.result.diff.is_empty ? '.changes' : ''}${state.worktree && !summary.discarded ? '.wt' : ''}`;
+    // task:<phase>;<action>;…; the actions open to it (src/common/next-actions.ts): package.json's menus match `;apply;`.
+    item.contextValue = actionsContextValue('task', life, nextActions(life));
     item.command = { command: 'caesar.openTimeline', title: 'Open Timeline', arguments: [summary.id] };
     return item;
   }
@@ -82,9 +86,9 @@ function tooltipOf(summary: TaskSummary, active: boolean): vscode.MarkdownString
   return tip;
 }
 
-function statusWord(summary: TaskSummary, needsInput: boolean): string {
-  if (needsInput) return 'needs input';
-  if (reviewOutcome(summary) === 'discarded') return 'discarded';
+function statusWord(summary: TaskSummary, life: Lifecycle): string {
+  if (life.phase === 'waiting') return 'needs input';
+  if (life.phase === 'discarded') return 'discarded';
   if (summary.observed === 'pending') return summary.state.phase ?? 'pending';
   if (summary.observed === 'queued') return `queued · ${formatJob(summary.job) ?? 'by Slurm'}`;
   if (summary.observed === 'succeeded' && summary.result && summary.result.report.status !== 'success') return summary.result.report.status + checksSuffix(summary.state);

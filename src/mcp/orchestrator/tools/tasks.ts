@@ -4,7 +4,7 @@ import { ISOLATIONS, LAUNCHER_KINDS, MODES, NETWORK_REQUESTS, TRANSPORTS } from 
 import { delegateTask, isActive, readEventPage, readRawLogPage, requireTaskView } from '../../../engine/tasks';
 import { awaitTasks } from '../await';
 import type { ElicitationRelay } from '../elicitation';
-import { guarded, ok, pendingQuestionsOf, reportSummaryOf, toolError } from '../results';
+import { guarded, nextActionHints, nextActionsText, ok, pendingQuestionsOf, reportSummaryOf, toolError } from '../results';
 import { TaskIdInput, TaskOutcomeShape } from '../schemas';
 import type { OrchestratorContext } from '../context';
 
@@ -151,7 +151,7 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
         const questions = running.reduce((n, o) => n + (o.pending_questions?.length ?? 0), 0);
         const text = running.length
           ? `${outcomes.length - running.length}/${outcomes.length} finished; still running: ${running.map((o) => o.task_id).join(', ')}${questions ? ` (${questions} question(s) to answer with caesar_answer)` : ''}.`
-          : outcomes.map((o) => `${o.task_id}: ${o.status_label ?? o.status}${o.report ? ` — ${o.report.status}: ${o.report.summary}` : ''}`).join('\n');
+          : outcomes.map((o) => `${o.task_id}: ${o.status_label ?? o.status}${o.report ? ` — ${o.report.status}: ${o.report.summary}` : ''}${nextActionsText(o.next_actions)}`).join('\n');
         return ok({ tasks, all_finished: running.length === 0 }, text);
       }),
   );
@@ -208,7 +208,11 @@ export function registerTaskTools(server: McpServer, ctx: OrchestratorContext, r
           last_event: (view.lastEvent as Record<string, unknown> | undefined) ?? null,
         };
         const warning = view.unverified.length ? ` Not Caesar's record, not the truth: ${view.unverified.join('; ')}.` : '';
-        return ok(structured, `Task ${view.id}: ${view.observed}${state.phase && pending ? ` (${state.phase})` : ''}${view.pendingQuestions.length ? `, ${view.pendingQuestions.length} question(s) waiting` : ''}.${warning}`);
+        const next = nextActionHints(view);
+        return ok(
+          { ...structured, next_actions: next },
+          `Task ${view.id}: ${view.observed}${state.phase && pending ? ` (${state.phase})` : ''}${view.pendingQuestions.length ? `, ${view.pendingQuestions.length} question(s) waiting` : ''}.${warning}${nextActionsText(next)}`,
+        );
       }),
   );
 
