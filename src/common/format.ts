@@ -78,5 +78,10 @@ export function taskTitle(task: { objective: string; agent: string }, max = 60):
 
 /** "1 task", "3 tasks": a count with its noun, never "task(s)"; `several` where the plural is not the noun plus s. */
 export function plural(count: number, one: string, several = `${one}s`): string {
-  return `${count} ${count === 1 ? one : several}`;
+  return `${count} ${noun(count, one, several)}`;
+}
+
+/** The noun alone, for a count written otherwise ("2,800 more files"). */
+export function noun(count: number, one: string, several = `${one}s`): string {
+  return count === 1 ? one : several;
 }

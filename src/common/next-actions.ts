@@ -1,4 +1,5 @@
 import { taskLifecycle, type Lifecycle, type LifecycleRecords } from './lifecycle';
+import { plural } from './format';
 
 /*
  * The actions open to a task, in the order a person would take them, from its lifecycle (lifecycle.ts). Every surface
@@ -63,7 +64,7 @@ export function nextActions(life: Lifecycle): TaskAction[] {
       return actions;
     case 'partly_applied':
       add('review', { primary: true });
-      add('apply', { primary: true, label: 'Apply the Rest', step: `Apply the ${life.changedFiles - life.appliedFiles} file(s) not applied yet.` });
+      add('apply', { primary: true, label: 'Apply the Rest', step: `Apply the ${plural(life.changedFiles - life.appliedFiles, 'file')} not applied yet.` });
       add('applySelected');
       add('discard', { primary: true, destructive: true, step: 'Discard the worktree and the files not applied.' });
       finishedTask();

@@ -272,14 +272,14 @@ export async function runScenario(page, { url, workspace, screenshots, log, cli,
   }
   await page.mouse.move(900, 700);
   await page.locator('[id="status.notifications"] a').first().click();
-  const appliedNotice = page.locator('.notifications-center .notification-list-item', { hasText: `applied 1 file(s)` }).first();
+  const appliedNotice = page.locator('.notifications-center .notification-list-item', { hasText: `applied 1 file of` }).first();
   const askedFirst = page.locator('.monaco-dialog-box');
   const came = await Promise.race([
     appliedNotice.waitFor({ timeout: 60_000 }).then(() => 'applied', () => 'nothing'),
     askedFirst.waitFor({ timeout: 60_000 }).then(() => 'dialog', () => 'nothing'),
   ]);
   if (came === 'dialog') throw new Error(`Apply asked for a confirmation with nothing changed in the workspace: ${await askedFirst.textContent()}`);
-  if (came !== 'applied') throw new Error(`Apply said nothing within 60 s (no "applied 1 file(s)" notification)`);
+  if (came !== 'applied') throw new Error(`Apply said nothing within 60 s (no "applied 1 file of …" notification)`);
   if (!existsSync(onDisk)) throw new Error(`${written} is not in the workspace after Apply said it applied it`);
   const appliedText = readFileSync(onDisk, 'utf8');
   if (!appliedText.includes('Bonjour')) throw new Error(`${written} in the workspace lacks the answer: ${appliedText}`);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { noun, plural } from '../../common/format';
 import { existsSync } from 'node:fs';
 import { applyTask, concludeLostTasks, discardTask, isActive, worktreeDiff, type ConcludedTask, type FileChange, type TaskSummary, type TaskView } from '../../engine/tasks';
 import { taskLifecycle } from '../../common/lifecycle';
@@ -120,12 +121,12 @@ async function diff(io: CliIo, id: string, opts: DiffOptions): Promise<void> {
     io.out('No changes.');
     return;
   }
-  const header = `${result.files.length} file(s) changed in ${termSafe(state.worktree!)} since ${termSafe(state.base_ref!.slice(0, 12))}:`;
+  const header = `${plural(result.files.length, 'file')} changed in ${termSafe(state.worktree!)} since ${termSafe(state.base_ref!.slice(0, 12))}:`;
   io.out([header, ...cappedFileLines(result.files, result.files.length, style, Boolean(opts.all))].join('\n'));
   if (opts.stat) return;
   io.out(`\n${colourPatch(termSafeBlock(patch.shown.replace(/\n$/, '')), style)}`);
   if (patch.omittedBytes) {
-    io.out(`\n… ${formatCount(patch.omittedLines)} more line(s) of patch (${formatBytes(patch.omittedBytes)}) not shown: caesar diff ${id} --all shows the whole patch.`);
+    io.out(`\n… ${formatCount(patch.omittedLines)} more ${noun(patch.omittedLines, 'line')} of patch (${formatBytes(patch.omittedBytes)}) not shown: caesar diff ${id} --all shows the whole patch.`);
   }
   adviseNext(io, view, id, ['review']);
 }
@@ -143,7 +144,7 @@ function adviseNext(io: CliIo, summary: TaskSummary, id: string, done: readonly 
 function cappedFileLines(files: readonly FileChange[], total: number, style: Style, all: boolean): string[] {
   const shown = all ? files : files.slice(0, DIFF_MAX_FILES_SHOWN);
   const lines = fileLines(shown, style);
-  if (total > shown.length) lines.push(`  … and ${formatCount(total - shown.length)} more file(s)${all ? '' : ' (--all lists every one)'}`);
+  if (total > shown.length) lines.push(`  … and ${formatCount(total - shown.length)} more ${noun(total - shown.length, 'file')}${all ? '' : ' (--all lists every one)'}`);
   return lines;
 }
 
@@ -165,13 +166,13 @@ async function apply(io: CliIo, id: string, opts: ApplyOptions): Promise<void> {
   if (opts.json) printJson(io, { task_id: id, ...outcome });
   else if (outcome.applied) {
     const listed = outcome.files.slice(0, DIFF_MAX_FILES_SHOWN).map((f) => `  ${termSafe(f)}`);
-    if (outcome.files.length > listed.length) listed.push(`  … and ${formatCount(outcome.files.length - listed.length)} more file(s)`);
+    if (outcome.files.length > listed.length) listed.push(`  … and ${formatCount(outcome.files.length - listed.length)} more ${noun(outcome.files.length - listed.length, 'file')}`);
     io.out(outcome.empty ? termSafeBlock(outcome.message) : [termSafeBlock(outcome.message), ...listed].join('\n'));
     // Read again: applied.json is written now, so the advice is what is left after this apply.
     const after = await store.summary(view.id).catch(() => undefined);
     if (after && !outcome.empty) adviseNext(io, after, id, ['review']);
   } else if (outcome.reason === 'conflicts') {
-    io.out(`Nothing was written: ${outcome.conflicts.length} file(s) do not apply to your workspace as it is now:`);
+    io.out(`Nothing was written: ${outcome.conflicts.length === 1 ? '1 file does' : `${outcome.conflicts.length} files do`} not apply to your workspace as it is now:`);
     io.out(outcome.conflicts.map((f) => `  ${termSafe(f)}`).join('\n'));
     io.out(termSafeBlock(outcome.message));
   } else {

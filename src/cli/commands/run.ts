@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { plural } from '../../common/format';
 import { taskLifecycle } from '../../common/lifecycle';
 import { cliAdvice, nextActions } from '../../common/next-actions';
 import * as path from 'node:path';
@@ -320,7 +321,7 @@ async function printOutcome(
       const files = result.diff?.files ?? [];
       if (result.diff) {
         const total = result.diff.files_total ?? files.length;
-        lines.push(files.length ? `${total} file(s) changed (${result.changes_verified_by === 'git' ? 'according to git' : 'as declared'}):` : 'No file changed according to git.');
+        lines.push(files.length ? `${plural(total, 'file')} changed (${result.changes_verified_by === 'git' ? 'according to git' : 'as declared'}):` : 'No file changed according to git.');
         for (const f of files.slice(0, MAX_FILES_SHOWN)) lines.push(termSafe(`  ${f.action.padEnd(8)} ${f.old_path ? `${f.old_path} → ` : ''}${f.path}  ${f.too_large ? 'too large to show' : f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`));
         lines.push(...andMore(total, Math.min(files.length, MAX_FILES_SHOWN), settled.state.worktree ? `caesar diff ${id} --stat --all lists them all` : ''));
       } else if (result.report.changes.length) {

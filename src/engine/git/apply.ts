@@ -1,4 +1,5 @@
 import { isPidAlive } from '../../base/process';
+import { plural } from '../../common/format';
 import { existsSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -263,7 +264,7 @@ export async function writeTransaction(tx: {
       await journal.markWritten();
       testCrashPoint('written');
       await journal.commit();
-      return { applied: true, files, conflicts: [], message: `Applied ${files.length} file(s) to ${target}.${tx.note}`, applied_at: record.applied_at, patch_digest: record.patch_digest };
+      return { applied: true, files, conflicts: [], message: `Applied ${plural(files.length, 'file')} to ${target}.${tx.note}`, applied_at: record.applied_at, patch_digest: record.patch_digest };
     } catch (error) {
       failure = `recording the apply failed: ${errorText(error)}`;
     }
@@ -290,7 +291,7 @@ function alreadyApplied(state: TaskState, earlier: AppliedDoc, options: { worktr
     applied_at: earlier.applied_at,
     patch_digest: earlier.patch_digest,
     message:
-      `Task ${state.id} was already applied (${earlier.applied_at}, ${earlier.files.length} file(s)): its changes are in your workspace, ` +
+      `Task ${state.id} was already applied (${earlier.applied_at}, ${plural(earlier.files.length, 'file')}): its changes are in your workspace, ` +
       `nothing is left to apply.${options.worktreeGone ? '' : ` Remove its worktree and branch with \`caesar discard ${state.id}\`.`}`,
   };
 }

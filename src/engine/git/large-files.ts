@@ -1,4 +1,5 @@
 import { lstatSync } from 'node:fs';
+import { plural } from '../../common/format';
 import * as path from 'node:path';
 import { formatBytes, type FileChangeRecord } from '../../protocol';
 import { runGit, splitNul } from './git';
@@ -116,7 +117,8 @@ export function tooLargeChange(file: TooLargeFile): FileChangeRecord {
 export function tooLargeNote(files: ReadonlyArray<Pick<FileChangeRecord, 'path' | 'size'>>, worktree: string): string {
   const shown = files.slice(0, 20).map((f) => `${f.path} (${formatBytes(f.size ?? 0)})`);
   const more = files.length > shown.length ? ` and ${files.length - shown.length} more` : '';
-  return `${files.length} file(s) too large for a patch were NOT applied; they stay in the worktree ${worktree}: ${shown.join(', ')}${more}. Copy them by hand.`;
+  const one = files.length === 1;
+  return `${plural(files.length, 'file')} too large for a patch ${one ? 'was' : 'were'} NOT applied; ${one ? 'it stays' : 'they stay'} in the worktree ${worktree}: ${shown.join(', ')}${more}. Copy them by hand.`;
 }
 
 /**

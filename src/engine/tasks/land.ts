@@ -232,7 +232,7 @@ async function landOne(
     const failed = checks.filter((c) => !checkPassed(c));
     if (failed.length) {
       const why = failed.map((c) => `"${c.name}" ${c.error ?? `exit code ${c.exit_code}`}`).join(', ');
-      return { outcome: { task_id: id, status: 'check_failed', files, checks, checks_log_dir: path.join(logDir, 'checks'), message: `check(s) failed on the combined result: ${why}. Nothing of it was applied.` } };
+      return { outcome: { task_id: id, status: 'check_failed', files, checks, checks_log_dir: path.join(logDir, 'checks'), message: `${plural(failed.length, 'check')} failed on the combined result: ${why}. Nothing of it was applied.` } };
     }
   }
   progress('applying');

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { plural } from '../../common/format';
 import { allows } from '../../common/next-actions';
 import { continueTask, describeConflicts, landTasks, type ContinuedTask, type LandOutcome } from '../../engine/tasks';
 import { pickMany } from '../picker';
@@ -73,7 +74,7 @@ export function createLand(deps: LandDeps): vscode.Disposable & { land(ids: stri
       return undefined;
     }
     const why = stop.status === 'conflict' && stop.conflicts ? `conflicts in ${describeConflicts(stop.conflicts)}` : stop.message;
-    const landed = outcome.landed.length ? `Landed ${outcome.landed.length} task(s); ` : 'Nothing was landed; ';
+    const landed = outcome.landed.length ? `Landed ${plural(outcome.landed.length, 'task')}; ` : 'Nothing was landed; ';
     const message = `Caesar: ${landed}stopped at ${stop.task_id.slice(0, 10)}: ${why}`;
     if (request.onConflict === 'send' && stop.follow_up) {
       void vscode.window.showWarningMessage(message);

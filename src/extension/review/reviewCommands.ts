@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { taskTitle } from '../../common/format';
+import { plural, taskTitle } from '../../common/format';
 import { taskLifecycle } from '../../common/lifecycle';
 import { actionsFor, allows, offers, type TaskActionId } from '../../common/next-actions';
 import {
@@ -178,7 +178,7 @@ export class ReviewCommands {
     this.log.info(`apply ${taskId}${files?.length ? ` (${files.join(', ')})` : ''}: ${outcome.message}`);
     if (outcome.applied) {
       void vscode.window.showInformationMessage(
-        outcome.empty ? `Caesar: ${outcome.message}` : `Caesar: applied ${outcome.files.length} file(s) of ${title}: ${outcome.files.join(', ')}.`,
+        outcome.empty ? `Caesar: ${outcome.message}` : `Caesar: applied ${plural(outcome.files.length, 'file')} of ${title}: ${outcome.files.join(', ')}.`,
       );
     } else if (outcome.reason === 'already_applied') {
       // The engine's message tells a terminal user to run `caesar discard`; here the button does it.

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { plural } from '../../common/format';
 import { holdsUnappliedWork, isActive, removeTask, type TaskSummary } from '../../engine/tasks';
 import type { WorkspaceServices } from '../services';
 import { pickMany } from '../picker';
@@ -39,10 +40,10 @@ export function registerTreeCommands(services: WorkspaceServices): vscode.Dispos
       return { removed: [], hidden: [], failed: [] };
     }
     const detail = [
-      removable.length ? `${removable.length} applied or discarded task(s) are removed for good: their records under .caesar/tasks and any worktree left.` : '',
-      hideOnly.length ? `${hideOnly.length} other finished task(s) (work not applied, failures) are only hidden; Filter Tasks… shows them again.` : '',
+      removable.length ? `${plural(removable.length, 'applied or discarded task is', 'applied or discarded tasks are')} removed for good: their records under .caesar/tasks and any worktree left.` : '',
+      hideOnly.length ? `${plural(hideOnly.length, 'other finished task (work not applied, a failure) is', 'other finished tasks (work not applied, failures) are')} only hidden; Filter Tasks… shows them again.` : '',
     ].filter(Boolean).join(' ');
-    if (!(await confirm(`Clear ${finished.length} finished task(s) from the Tasks view?`, detail, 'Clear'))) return undefined;
+    if (!(await confirm(`Clear ${plural(finished.length, 'finished task')} from the Tasks view?`, detail, 'Clear'))) return undefined;
     const outcome: ClearOutcome = { removed: [], hidden: hideOnly.map((s) => s.id), failed: [] };
     for (const s of removable) {
       try {

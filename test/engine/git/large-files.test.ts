@@ -67,7 +67,7 @@ describe('engine/git/git: files too large for a patch', () => {
     const outcome = await applyTask({ root: repo, state });
     assert.equal(outcome.applied, true, outcome.message);
     assert.deepEqual(outcome.files, ['a.txt']);
-    assert.match(outcome.message, /1 file\(s\) too large for a patch were NOT applied; they stay in the worktree .*: huge\.img \(300\.0 MiB\)/);
+    assert.match(outcome.message, /1 file too large for a patch was NOT applied; it stays in the worktree .*: huge\.img \(300\.0 MiB\)/);
     assert.equal(git(repo, 'diff', '--name-only'), 'a.txt\n');
     assert.equal(existsSync(path.join(repo, 'huge.img')), false);
     assert.match((await readApplied(repo, state.id))!.patch_digest, /^partial-too-large:/);
@@ -84,7 +84,7 @@ describe('engine/git/git: files too large for a patch', () => {
     const outcome = await applyTask({ root: repo, state });
     assert.equal(outcome.applied, false);
     assert.equal(outcome.reason, 'too_large');
-    assert.match(outcome.message, /^Nothing was applied: 1 file\(s\) too large for a patch/);
+    assert.match(outcome.message, /^Nothing was applied: 1 file too large for a patch/);
     assert.equal(git(repo, 'status', '--porcelain'), '');
   });
 
