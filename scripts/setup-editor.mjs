@@ -35,12 +35,15 @@ export function editorPaths(cache = process.env.CAESAR_CACHE || join(homedir(), 
   };
 }
 
-/** What is missing on this machine, as human-readable reasons (empty when everything is there). */
-export function missingPieces(paths = editorPaths()) {
+/**
+ * What is missing on this machine, as human-readable reasons (empty when everything is there). `browser: false`
+ * leaves Chromium out (npm start needs only Node 24 and code-server: the editor opens in your own browser).
+ */
+export function missingPieces(paths = editorPaths(), { browser = true } = {}) {
   const missing = [];
   if (!existsSync(paths.node)) missing.push(`Node ${NODE_MAJOR} is not installed at ${paths.node} (run: node scripts/setup-editor.mjs)`);
   if (!existsSync(paths.codeServer)) missing.push(`code-server ${CODE_SERVER_VERSION} is not installed at ${paths.codeServerDir} (run: node scripts/setup-editor.mjs)`);
-  if (!existsSync(paths.chromium)) missing.push(`${paths.chromium} is missing: ${aptHint('chromium')}`);
+  if (browser && !existsSync(paths.chromium)) missing.push(`${paths.chromium} is missing: ${aptHint('chromium')}`);
   return missing;
 }
 

@@ -4,9 +4,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
-import { sandboxPreflight } from '../../src/engine/sandbox';
 import { git, makeRepo, startFixture, waitForFinished, type Finished } from '../engine/runtime/helpers';
 import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers';
+import { needs } from '../support/needs';
 
 /**
  * Issue 21's attack list, tried from inside a sandboxed task by a bash agent: each write outside what the task owns
@@ -73,7 +73,7 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
   ];
 
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     root = makeRepo({ 'README.md': '# test repo\n' });
     git(root, 'gc', '-q'); // a pack file the attack tries to delete
     common = path.join(root, '.git');

@@ -47,11 +47,24 @@ export async function needs(ctx: Context, ...what: Need[]): Promise<void> {
  */
 export function notRun(ctx: Context, reason: string): never {
   if (underCi()) throw new Error(refusedUnderCi(reason));
-  const runnable = ctx.test;
+  const runnable = ctx.test as (Mocha.Runnable & { type?: 'test' | 'hook' }) | undefined;
   // In a test: that test. In `beforeEach`: the test about to run. In `before`: every test of its describe (mocha sets
   // currentTest there too, to the first test).
   const inBeforeAll = runnable?.type === 'hook' && runnable.title.startsWith('"before all" hook');
-  const target = runnable?.type === 'test' ? runnable : inBeforeAll ? runnable.parent : (ctx.currentTest ?? runnable?.parent);
+  const target = runnable?.type === 'test' ? runnable : inBeforeAll ? runnable?.parent : (ctx.currentTest ?? runnable?.parent);
   if (target) (target as unknown as Record<symbol, string>)[NOT_RUN_REASON] = reason;
   ctx.skip();
+}
+
+/**
+ * Whether a live task must have run confined: under CI always (CI installs bubblewrap, and test/agents/live/run.mjs
+ * refuses CAESAR_SANDBOX=off there), elsewhere wherever bwrap is and the run did not turn the sandbox off.
+ */
+export function expectConfined(env: NodeJS.ProcessEnv = process.env): boolean {
+  return underCi(env) || (!!findExecutable('bwrap', env, 'CAESAR_BWRAP') && env.CAESAR_SANDBOX !== 'off');
+}
+
+/** Whether a confined task's network cut must have worked: under CI always, elsewhere wherever socat is. */
+export function expectNetworkCut(env: NodeJS.ProcessEnv = process.env): boolean {
+  return underCi(env) || !!findExecutable('socat', env, 'CAESAR_SOCAT');
 }

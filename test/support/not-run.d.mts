@@ -4,7 +4,7 @@ export interface NotRun {
 }
 export const NOT_RUN_CODE: number;
 export const REPORT_VARIABLE: string;
-export function missingPackageReason(name: string, what?: string): string;
+export function missingPackageReason(names: string | string[], what?: string): string;
 export function refusedUnderCi(reason: string): string;
 export function writeReport(report: { ran: number; notRun: NotRun[]; wholeSuite?: boolean }, env?: NodeJS.ProcessEnv): void;
 export function suiteNotRun(reason: string, env?: NodeJS.ProcessEnv): never;

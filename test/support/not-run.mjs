@@ -13,11 +13,17 @@ export const NOT_RUN_CODE = 77;
 /** The variable naming the report file of one suite process. */
 export const REPORT_VARIABLE = 'CAESAR_TEST_REPORT';
 
-/** Why a Debian package is missing, with the one command that installs it (what it is for: the package list). */
-export function missingPackageReason(name, what = name) {
-  const pkg = SYSTEM_PACKAGES.find((p) => p.name === name);
-  if (!pkg) throw new Error(`unknown system package ${name} (scripts/system-packages.mjs lists them)`);
-  return `${what} is not installed; install it: ${installCommand([pkg], process.getuid?.() === 0)}`;
+/**
+ * Why a piece from Debian packages (one name or several) is missing, with the one command that installs them (what
+ * each is for: scripts/system-packages.mjs).
+ */
+export function missingPackageReason(names, what = [names].flat().join(' and ')) {
+  const pkgs = [names].flat().map((name) => {
+    const pkg = SYSTEM_PACKAGES.find((p) => p.name === name);
+    if (!pkg) throw new Error(`unknown system package ${name} (scripts/system-packages.mjs lists them)`);
+    return pkg;
+  });
+  return `${what} is not installed; install it: ${installCommand(pkgs, process.getuid?.() === 0)}`;
 }
 
 /** The text a test or suite that cannot run here fails with under CI. */
