@@ -61,6 +61,11 @@ export function cleanNpmEnv(extra = {}) {
   return { ...env, ...extra };
 }
 
+/** npm's download cache for our own installs, inside the cache folder: nothing of them is written to ~/.npm. */
+function npmCacheIn(paths) {
+  return { npm_config_cache: join(paths.cache, 'npm-cache') };
+}
+
 function run(cmd, args, opts) {
   console.error(`$ ${cmd} ${args.join(' ')}   (in ${opts.cwd})`);
   const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
@@ -78,7 +83,7 @@ export function installEditor(paths = editorPaths()) {
   if (!existsSync(paths.node)) {
     npmProject(paths.nodeDir);
     console.error(`installing Node ${NODE_MAJOR} into ${paths.nodeDir} (about 10 s)`);
-    run('npm', ['install', '--no-audit', '--no-fund', `node@${NODE_MAJOR}`], { cwd: paths.nodeDir, env: cleanNpmEnv() });
+    run('npm', ['install', '--no-audit', '--no-fund', `node@${NODE_MAJOR}`], { cwd: paths.nodeDir, env: cleanNpmEnv(npmCacheIn(paths)) });
     if (!existsSync(paths.node)) throw new Error(`npm installed node@${NODE_MAJOR} but ${paths.node} does not exist`);
   }
   if (!existsSync(paths.codeServer)) {
@@ -90,6 +95,7 @@ export function installEditor(paths = editorPaths()) {
     npmProject(paths.codeServerDir);
     // code-server's native modules must build against Node 24 (its runtime), not the project's Node 20.
     const env = cleanNpmEnv({
+      ...npmCacheIn(paths),
       PATH: `${join(paths.nodeHome, 'bin')}:${process.env.PATH}`,
       npm_config_nodedir: paths.nodeHome,
     });

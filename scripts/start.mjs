@@ -130,7 +130,9 @@ function prepareEditorAndExtension() {
   console.log('2/5 building and packaging the extension');
   mkdirSync(stateDir, { recursive: true });
   const vsix = path.join(stateDir, 'caesar.vsix');
-  run(process.execPath, [path.join(projectDir, 'node_modules/@vscode/vsce/vsce'), 'package', ...VSCE_FLAGS, '--out', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // vsce runs `npm run vscode:prepublish`: its npm logs go to the cache folder, not ~/.npm.
+  const env = { ...process.env, npm_config_cache: path.join(paths.cache, 'npm-cache') };
+  run(process.execPath, [path.join(projectDir, 'node_modules/@vscode/vsce/vsce'), 'package', ...VSCE_FLAGS, '--out', vsix], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 async function startEditor() {
