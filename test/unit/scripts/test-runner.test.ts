@@ -137,6 +137,14 @@ describe('npm test runner: skips and narrowing cannot pass under CI', () => {
     assert.doesNotMatch(local.out, /REFUSED/);
   });
 
+  it('the live suite refuses CAESAR_SANDBOX=off under CI (its confinement checks would be left out), with any truthy CI', () => {
+    const off = runner({ CI: '1', CAESAR_SANDBOX: 'off' }, [], 'test/agents/live/run.mjs');
+    assert.equal(off.code, 1, off.out);
+    assert.match(off.out, /REFUSED under CI: CAESAR_SANDBOX=off narrows the suite/);
+    const auto = runner({ CI: '1', CAESAR_SANDBOX: 'auto', PATH: '/nonexistent' }, [], 'test/agents/live/run.mjs');
+    assert.doesNotMatch(auto.out, /REFUSED/);
+  });
+
   it('the launcher suite refuses named files under CI=true', () => {
     const files = runner({ CI: 'true' }, ['test/launch/slurm.live.ts'], 'test/launch/run.mjs');
     assert.equal(files.code, 1, files.out);
