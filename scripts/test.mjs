@@ -28,7 +28,10 @@ const suites = [
   { key: 'start', name: 'npm start (smoke)', command: ['node', 'scripts/start-smoke.mjs'] },
 ];
 
-const only = process.argv.slice(2);
+// `--packages-only`: the Debian package check alone (package.json runs it before the build, so a missing package stops
+// `npm test` before anything else).
+const packagesOnly = process.argv.includes('--packages-only');
+const only = process.argv.slice(2).filter((a) => a !== '--packages-only');
 // Naming suites runs the others not at all: fine while developing, a failure under CI=true (test/support/ci-guard.mjs).
 refuseNarrowingUnderCi([], { args: only, argsWhat: 'scripts/test.mjs' });
 const ci = underCi();
@@ -48,7 +51,6 @@ const notes = [];
 const failureDigests = [];
 /** One row per suite for the summary: { name, outcome, seconds, report }. */
 const rows = [];
-const reports = mkdtempSync(path.join(tmpdir(), 'caesar-test-reports-'));
 
 // Before anything else: the Debian packages of the suites that will run.
 const running = selected.filter((s) => wanted(s.key)).map((s) => s.key);
@@ -58,6 +60,8 @@ try {
   console.error(`npm test: ${err.message}`);
   process.exit(1);
 }
+if (packagesOnly) process.exit(0);
+const reports = mkdtempSync(path.join(tmpdir(), 'caesar-test-reports-'));
 prepare();
 
 for (const suite of selected) {
