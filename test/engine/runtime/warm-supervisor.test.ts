@@ -234,7 +234,8 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.equal(finished.state.supervisor_pid, pid);
   });
 
-  it('a sandboxed task runs confined through the warm supervisor', async () => {
+  it('a sandboxed task runs confined through the warm supervisor', async function () {
+    await needs(this, 'bubblewrap');
     const pid = startIdleSupervisor(script, env);
     assert.ok(pid);
     await idleListening();
