@@ -1,7 +1,7 @@
 // Installs what the real-editor tests need into a versioned cache, only when missing (see ../shared/editor/RECIPE.md):
 //   <cache>/node@24.x            Node 24 (code-server >= 4.133 needs it), from the npm `node` package
 //   <cache>/code-server@4.139.1  code-server 4.139.1, which embeds VS Code 1.139.1
-// Chromium and libkrb5-dev come from apt (.ci/run installs them); this script only checks for them.
+// Chromium and libkrb5-dev are Debian packages (scripts/system-packages.mjs installs them); this script only checks.
 // Usage: node scripts/setup-editor.mjs [--check]   (--check: report what is missing, install nothing)
 // Prints the resolved paths as JSON on the last line so callers (test/extension/run.mjs) can use them.
 import { spawnSync } from 'node:child_process';
@@ -9,11 +9,16 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { SYSTEM_PACKAGES, installCommand } from './system-packages.mjs';
 
 export const CODE_SERVER_VERSION = '4.139.1';
 export const NODE_MAJOR = '24';
 export const CHROMIUM = '/usr/bin/chromium';
-const APT_HINT = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium libkrb5-dev';
+/** The exact command for one Debian package of the list, named with what it is for. */
+function aptHint(name) {
+  const pkg = SYSTEM_PACKAGES.find((p) => p.name === name);
+  return `${pkg.name} (${pkg.why}) is not installed. Install it with:\n  ${installCommand([pkg], process.getuid?.() === 0)}`;
+}
 
 export function editorPaths(cache = process.env.CAESAR_CACHE || join(homedir(), '.cache', 'caesar-dev')) {
   const nodeDir = join(cache, `node@${NODE_MAJOR}.x`);
@@ -30,12 +35,15 @@ export function editorPaths(cache = process.env.CAESAR_CACHE || join(homedir(), 
   };
 }
 
-/** What is missing on this machine, as human-readable reasons (empty when everything is there). */
-export function missingPieces(paths = editorPaths()) {
+/**
+ * What is missing on this machine, as human-readable reasons (empty when everything is there). `browser: false`
+ * leaves Chromium out (npm start needs only Node 24 and code-server: the editor opens in your own browser).
+ */
+export function missingPieces(paths = editorPaths(), { browser = true } = {}) {
   const missing = [];
   if (!existsSync(paths.node)) missing.push(`Node ${NODE_MAJOR} is not installed at ${paths.node} (run: node scripts/setup-editor.mjs)`);
   if (!existsSync(paths.codeServer)) missing.push(`code-server ${CODE_SERVER_VERSION} is not installed at ${paths.codeServerDir} (run: node scripts/setup-editor.mjs)`);
-  if (!existsSync(paths.chromium)) missing.push(`${paths.chromium} is missing (install it: ${APT_HINT})`);
+  if (browser && !existsSync(paths.chromium)) missing.push(`${paths.chromium} is missing: ${aptHint('chromium')}`);
   return missing;
 }
 
@@ -53,6 +61,11 @@ export function cleanNpmEnv(extra = {}) {
   return { ...env, ...extra };
 }
 
+/** npm's download cache for our own installs, inside the cache folder: nothing of them is written to ~/.npm. */
+function npmCacheIn(paths) {
+  return { npm_config_cache: join(paths.cache, 'npm-cache') };
+}
+
 function run(cmd, args, opts) {
   console.error(`$ ${cmd} ${args.join(' ')}   (in ${opts.cwd})`);
   const r = spawnSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], ...opts });
@@ -65,31 +78,30 @@ function npmProject(dir) {
   if (!existsSync(pkg)) writeFileSync(pkg, JSON.stringify({ name: 'caesar-editor-cache', private: true }, null, 2));
 }
 
+/** Installs Node 24 and code-server where missing. Chromium is not this script's: missingPieces() reports it. */
 export function installEditor(paths = editorPaths()) {
   if (!existsSync(paths.node)) {
     npmProject(paths.nodeDir);
     console.error(`installing Node ${NODE_MAJOR} into ${paths.nodeDir} (about 10 s)`);
-    run('npm', ['install', '--no-audit', '--no-fund', `node@${NODE_MAJOR}`], { cwd: paths.nodeDir, env: cleanNpmEnv() });
+    run('npm', ['install', '--no-audit', '--no-fund', `node@${NODE_MAJOR}`], { cwd: paths.nodeDir, env: cleanNpmEnv(npmCacheIn(paths)) });
     if (!existsSync(paths.node)) throw new Error(`npm installed node@${NODE_MAJOR} but ${paths.node} does not exist`);
   }
   if (!existsSync(paths.codeServer)) {
     // code-server builds the `kerberos` native module on install; without the GSSAPI headers that fails deep in
     // node-gyp output. Say what is missing up front instead.
     if (process.platform === 'linux' && !existsSync('/usr/include/gssapi/gssapi.h')) {
-      throw new Error(`code-server needs the Kerberos development headers to install (gssapi/gssapi.h). Install them with:\n  ${APT_HINT}`);
+      throw new Error(`code-server cannot install: /usr/include/gssapi/gssapi.h is missing: ${aptHint('libkrb5-dev')}`);
     }
     npmProject(paths.codeServerDir);
     // code-server's native modules must build against Node 24 (its runtime), not the project's Node 20.
     const env = cleanNpmEnv({
+      ...npmCacheIn(paths),
       PATH: `${join(paths.nodeHome, 'bin')}:${process.env.PATH}`,
       npm_config_nodedir: paths.nodeHome,
     });
     console.error(`installing code-server ${CODE_SERVER_VERSION} into ${paths.codeServerDir} (2–4 minutes, ~600 MB)`);
     run('npm', ['install', '--no-audit', '--no-fund', `code-server@${CODE_SERVER_VERSION}`], { cwd: paths.codeServerDir, env });
     if (!existsSync(paths.codeServer)) throw new Error(`npm installed code-server but ${paths.codeServer} does not exist`);
-  }
-  if (!existsSync(paths.chromium)) {
-    throw new Error(`${paths.chromium} is missing; it comes from apt, not from this script. Install it with:\n  ${APT_HINT}`);
   }
   return paths;
 }
@@ -104,6 +116,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   } else {
     try {
       installEditor(paths);
+      const missing = missingPieces(paths);
+      if (missing.length) throw new Error(missing.join('\n'));
       console.log(JSON.stringify(paths));
     } catch (err) {
       console.error(`setup-editor: ${err instanceof Error ? err.message : err}`);

@@ -8,11 +8,12 @@
 //   npm start -- --smoke      start, check the editor answers and the demo task succeeds, then stop (used by tests)
 //   PORT=9000 npm start       choose the port (default: a free one)
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { editorPaths, installEditor, missingPieces } from './setup-editor.mjs';
+import { editorPaths, installEditor } from './setup-editor.mjs';
+import { ensureSystemPackages } from './system-packages.mjs';
 
 const projectDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const smoke = process.argv.includes('--smoke');
@@ -117,21 +118,21 @@ async function main() {
 }
 
 function prepareEditorAndExtension() {
-  if (missingPieces(paths).some((m) => !m.includes('chromium'))) {
+  // Before anything else: the Debian packages (installed here when this user may, else the one command to run).
+  ensureSystemPackages(['start']);
+  // The editor itself runs in your own browser: Chromium is the tests' (scripts/system-packages.mjs).
+  if (!existsSync(paths.node) || !existsSync(paths.codeServer)) {
     console.log(`1/5 installing the editor into ${paths.cache} (first run only, a few minutes)`);
-    try {
-      installEditor(paths);
-    } catch (err) {
-      // Chromium is only needed by the tests; the editor itself runs in your own browser.
-      if (!String(err.message).includes('chromium')) throw err;
-    }
+    installEditor(paths);
   } else console.log(`1/5 editor already installed in ${paths.cache}`);
 
   // One build: `vsce package` runs the manifest's vscode:prepublish (the production bundle) itself.
   console.log('2/5 building and packaging the extension');
   mkdirSync(stateDir, { recursive: true });
   const vsix = path.join(stateDir, 'caesar.vsix');
-  run(process.execPath, [path.join(projectDir, 'node_modules/@vscode/vsce/vsce'), 'package', ...VSCE_FLAGS, '--out', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // vsce runs `npm run vscode:prepublish`: its npm logs go to the cache folder, not ~/.npm.
+  const env = { ...process.env, npm_config_cache: path.join(paths.cache, 'npm-cache') };
+  run(process.execPath, [path.join(projectDir, 'node_modules/@vscode/vsce/vsce'), 'package', ...VSCE_FLAGS, '--out', vsix], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 async function startEditor() {
@@ -143,8 +144,10 @@ async function startEditor() {
   const userData = path.join(stateDir, 'user-data');
   const extensions = path.join(stateDir, 'extensions');
   writeProfileSettings(userData);
-  const codeServer = [paths.codeServer, '--user-data-dir', userData, '--extensions-dir', extensions];
-  const env = { ...process.env, PATH: `${path.join(paths.nodeHome, 'bin')}:${process.env.PATH}` };
+  // Everything code-server writes stays in stateDir: its config.yaml (--config), and its logs and heartbeat, which it
+  // puts under XDG_DATA_HOME (no flag moves them). The agents of this private profile's tasks see that data folder too.
+  const codeServer = [paths.codeServer, '--config', path.join(stateDir, 'code-server.yaml'), '--user-data-dir', userData, '--extensions-dir', extensions];
+  const env = { ...process.env, PATH: `${path.join(paths.nodeHome, 'bin')}:${process.env.PATH}`, XDG_DATA_HOME: path.join(stateDir, 'xdg-data') };
   run(paths.node, [...codeServer, '--force', '--install-extension', vsix], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const listed = spawnSync(paths.node, [...codeServer, '--list-extensions'], { env, encoding: 'utf8' }).stdout ?? '';
   if (!listed.includes('caesar-dev.caesar-vscode')) throw new Error(`the extension did not install into ${extensions}:\n${listed}`);

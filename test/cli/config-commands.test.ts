@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { fakeProgram, git, sandbox, type Sandbox } from '../config/helpers';
 import { caesarInSandbox } from './sandbox-cli';
+import { needs } from '../support/needs';
 
 const caesar = caesarInSandbox;
 
@@ -213,7 +214,8 @@ describe('caesar config commands (in-process)', function () {
       assert.match(human.out, /To install: claude, opencode/);
     });
 
-    it('says whether agents run sandboxed, and when not, the cause, its fix and what happens to tasks', async () => {
+    it('says whether agents run sandboxed, and when not, the cause, its fix and what happens to tasks', async function () {
+      await needs(this, 'bubblewrap', 'socat'); // its second half: the doctor where both are
       box = sandbox({ git: true });
       const none = await caesar(box, ['doctor', '--json']);
       assert.deepEqual({ ...none.json.sandbox, fix: undefined }, { mode: 'auto', available: false, cause: 'bubblewrap (bwrap) is not installed', fix: undefined });

@@ -3,11 +3,12 @@
  * process; ps, watch, logs --follow, answer, cancel, diff and apply each in their own `node dist/caesar.js` process.
  */
 import { strict as assert } from 'node:assert';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ANSI, CAESAR_JS, caesarOnce, cleanupAll, ensureBuilt, makeRepo, spawnCaesar } from './follow-helpers';
 import { waitFor } from '../support/wait';
+import { needs } from '../support/needs';
 
 interface PsRow {
   id: string;
@@ -127,7 +128,7 @@ describe('caesar CLI across processes (demo agent)', function () {
   });
 
   it('on a real terminal (a pty from `script`): alternate screen, live frame with the task, Ctrl-C quits and restores the terminal', async function () {
-    if (spawnSync('script', ['--version']).status !== 0) this.skip(); // reported as pending, never as passed
+    await needs(this, 'script');
     const repo = makeRepo();
     const run = spawnCaesar(repo, ['run', '--agent', 'demo', '--isolation', 'worktree', 'ask a question, then write PTY.md'], DEMO_ENV);
     const row = await waitForTask(repo, (r) => r.pending_questions.length > 0, 'the task to be waiting');

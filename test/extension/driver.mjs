@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { chromium } from 'playwright-core';
 import { runScenario } from '../e2e/scenario.mjs';
 import { prepareTestHome } from './build.mjs';
+import { writeReport } from '../support/not-run.mjs';
 
 const config = JSON.parse(process.argv[2]);
 const { projectDir, runDir, workspace } = config;
@@ -177,6 +178,7 @@ async function runUntrustedSuite() {
 }
 
 let failed = false;
+let uiScenarioRan = false;
 try {
   await waitHealthy();
   log('code-server is up');
@@ -203,8 +205,10 @@ try {
         cli: path.join(projectDir, 'dist', 'caesar.js'), env: { ...env, PATH: process.env.PATH },
       });
       log('UI scenario: passed');
+      uiScenarioRan = true;
     } catch (err) {
       failed = true;
+      uiScenarioRan = true;
       log(`UI scenario: FAILED: ${err.stack ?? err}`);
       const page = ctx.pages()[0];
       if (page) await page.screenshot({ path: path.join(config.screenshots, 'FAILURE.png') }).catch(() => undefined);
@@ -222,8 +226,20 @@ try {
     /* already gone */
   }
 }
+writeReport(editorReport());
 if (failed) {
   writeFileSync(path.join(runDir, 'code-server.log'), serverLog.join(''));
   log(`code-server output: ${path.join(runDir, 'code-server.log')}`);
 }
 process.exit(failed ? 1 : 0);
+
+/** What the editor suite ran, for scripts/test.mjs's summary: both in-editor runs' tests, and the UI scenario as one. */
+function editorReport() {
+  const outcomes = [stateDir, path.join(runDir, 'untrusted', 'suite-state')].flatMap((folder) => {
+    const file = path.join(folder, 'results.json');
+    return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];
+  });
+  const ran = outcomes.filter((o) => o.state !== 'pending').length + (uiScenarioRan ? 1 : 0);
+  const notRun = outcomes.filter((o) => o.state === 'pending').map((o) => ({ title: o.title, reason: 'pending in the editor (its log says why)' }));
+  return { ran, notRun };
+}

@@ -17,14 +17,16 @@ function logLine(line: string): void {
   console.log(line);
 }
 
-function runMocha(files: string[]): Promise<Outcome[]> {
+/** The outcomes of `files`, and how many tests mocha registered there (after a grep): the verdict compares the two. */
+function runMocha(files: string[]): Promise<{ outcomes: Outcome[]; expected: number }> {
   const grep = process.env.CAESAR_TEST_GREP; // run a subset while developing
-  const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false, reporter: 'spec', ...(grep ? { grep } : {}) });
+  // forbidOnly: an `it.only` left in would run that test alone and pass for the whole suite.
+  const mocha = new Mocha({ ui: 'bdd', timeout: 60_000, color: false, reporter: 'spec', forbidOnly: true, ...(grep ? { grep } : {}) });
   for (const f of files) mocha.addFile(f);
   const outcomes: Outcome[] = [];
   return new Promise((resolve, reject) => {
     try {
-      const runner = mocha.run(() => resolve(outcomes));
+      const runner = mocha.run(() => resolve({ outcomes, expected: runner.total }));
       runner.on('pass', (t) => {
         outcomes.push({ title: t.fullTitle(), state: 'passed', ms: t.duration });
         logLine(`  ✓ ${t.fullTitle()} (${t.duration} ms)`);
@@ -57,9 +59,10 @@ export async function run(): Promise<void> {
 
   if (!stateDir) {
     // @vscode/test-electron: a reload would end the run, so the reload suite is not run here (reported, not passed).
-    const outcomes = await runMocha(mainFiles);
+    const { outcomes, expected } = await runMocha(mainFiles);
     logLine(`  - re-attachment after reload: not run under @vscode/test-electron (run test/extension/run.mjs)`);
-    finish([...outcomes, ...reattachFile.map((f) => ({ title: `${path.basename(f)} (needs a reload)`, state: 'pending' as const }))]);
+    const notRun = reattachFile.map((f) => ({ title: `${path.basename(f)} (needs a reload)`, state: 'pending' as const }));
+    finish([...outcomes, ...notRun], expected + notRun.length);
     return;
   }
 
@@ -67,14 +70,17 @@ export async function run(): Promise<void> {
   const phaseFile = path.join(stateDir, 'phase.json');
   const phase = existsSync(phaseFile) ? (JSON.parse(readFileSync(phaseFile, 'utf8')) as { phase: string }).phase : 'main';
   const resultsFile = path.join(stateDir, 'results.json');
+  const expectedFile = path.join(stateDir, 'expected.json');
   const previous: Outcome[] = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, 'utf8')) : [];
+  const expectedBefore: number = existsSync(expectedFile) ? JSON.parse(readFileSync(expectedFile, 'utf8')) : 0;
 
   if (phase === 'main') {
     logLine('--- in-editor suite (before reload)');
-    const outcomes = await runMocha(mainFiles);
+    const { outcomes, expected } = await runMocha(mainFiles);
     writeFileSync(resultsFile, JSON.stringify(outcomes, null, 2));
+    writeFileSync(expectedFile, JSON.stringify(expected));
     if (outcomes.some((o) => o.state === 'failed') || reattachFile.length === 0) {
-      finish(outcomes);
+      finish(outcomes, expected);
       return;
     }
     writeFileSync(phaseFile, JSON.stringify({ phase: 'after-reload', at: new Date().toISOString() }));
@@ -84,15 +90,17 @@ export async function run(): Promise<void> {
   }
 
   logLine('--- in-editor suite (after reload)');
-  const outcomes = [...previous, ...(await runMocha(reattachFile))];
+  const after = await runMocha(reattachFile);
+  const outcomes = [...previous, ...after.outcomes];
   writeFileSync(resultsFile, JSON.stringify(outcomes, null, 2));
+  writeFileSync(expectedFile, JSON.stringify(expectedBefore + after.expected));
   writeFileSync(phaseFile, JSON.stringify({ phase: 'done' }));
-  finish(outcomes);
+  finish(outcomes, expectedBefore + after.expected);
 }
 
 /** Throws (the workbench then exits non-zero) on a failure, and under CI (driver.mjs says so) on a pending test. */
-function finish(outcomes: Outcome[]): void {
-  const { summary, failure } = verdict(outcomes, forbidsPending(), !!process.env.CAESAR_TEST_GREP);
+function finish(outcomes: Outcome[], expected: number): void {
+  const { summary, failure } = verdict(outcomes, forbidsPending(), !!process.env.CAESAR_TEST_GREP, expected);
   logLine(summary);
   if (failure) {
     logLine(failure);

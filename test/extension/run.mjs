@@ -1,7 +1,7 @@
 // The editor suite, as scripts/test.mjs runs it: builds the extension and the in-editor test bundle, then runs
 // test/extension/driver.mjs inside a loopback-only network namespace (`unshare -n`). The driver starts code-server
 // (VS Code 1.139.1), runs the in-editor mocha suite through the `payload` URL, then the Playwright UI scenario.
-// Exit: 0 all passed, 1 a failure, 77 (SKIP) when this machine cannot run it, with "SKIPPED: <reason>".
+// Exit: 0 all passed, 1 a failure, 77 when this machine cannot run it, with "NOT RUN: <reason>" (under CI: 1).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,16 +11,12 @@ import { buildExtensionTests, projectDir } from './build.mjs';
 import { writeFinishedTasks } from './fixtures/finished-tasks.mjs';
 import { writeMultiRootWorkspace } from './fixtures/multi-root.mjs';
 import { EDITOR_NARROWING_SWITCHES, refuseNarrowingUnderCi, underCi } from '../support/ci-guard.mjs';
-
-const SKIP_CODE = 77;
+import { suiteNotRun } from '../support/not-run.mjs';
 
 // Under CI=true nothing may run part of the suite only: refused before anything is built or started.
 refuseNarrowingUnderCi(EDITOR_NARROWING_SWITCHES);
 
-function skip(reason) {
-  console.log(`SKIPPED: ${reason}`);
-  process.exit(SKIP_CODE);
-}
+const skip = suiteNotRun;
 
 // 1. Can this machine run a real editor?
 const probe = spawnSync('unshare', ['-n', 'sh', '-c', 'ip link set lo up'], { encoding: 'utf8' });
@@ -29,7 +25,7 @@ if (probe.error || probe.status !== 0) {
 }
 const paths = editorPaths();
 let missing = missingPieces(paths);
-if (missing.some((m) => !m.includes('chromium')) && process.env.CAESAR_NO_EDITOR_INSTALL !== '1') {
+if (missingPieces(paths, { browser: false }).length && process.env.CAESAR_NO_EDITOR_INSTALL !== '1') {
   try {
     installEditor(paths);
   } catch (err) {

@@ -18,14 +18,19 @@ export function forbidsPending(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 /**
- * The summary line, and the reason the run fails (undefined: it passes). Under CI a pending test is a failure; so is a
- * run where no test passed, unless a grep chose the tests (a grep may match nothing in one of the suite folders).
+ * The summary line, and the reason the run fails (undefined: it passes). `expected` is how many tests mocha
+ * registered (after a grep): each must have reported passed, failed or pending, or the run fails (a test that never
+ * reported did not run). Under CI a pending test is a failure; so is a run where no test passed, unless a grep chose
+ * the tests (a grep may match nothing in one of the suite folders).
  */
-export function verdict(outcomes: Outcome[], forbidPending: boolean, grep = false): { summary: string; failure?: string } {
+export function verdict(outcomes: Outcome[], forbidPending: boolean, grep = false, expected?: number): { summary: string; failure?: string } {
   const count = (state: Outcome['state']) => outcomes.filter((o) => o.state === state).length;
   const [passed, failed, pending] = [count('passed'), count('failed'), count('pending')];
-  const summary = `in-editor tests: ${passed} passed, ${failed} failed, ${pending} pending`;
+  const summary = `in-editor tests: ${passed} passed, ${failed} failed, ${pending} pending${expected === undefined ? '' : ` of ${expected} registered`}`;
   if (failed) return { summary, failure: `${failed} in-editor test(s) failed` };
+  if (expected !== undefined && outcomes.length !== expected) {
+    return { summary, failure: `${expected} in-editor test(s) registered but ${outcomes.length} reported: the others never ran` };
+  }
   if (pending && forbidPending) {
     const titles = outcomes.filter((o) => o.state === 'pending').map((o) => o.title);
     return { summary, failure: `${pending} in-editor test(s) pending, which CI=true does not allow: ${titles.join('; ')}` };

@@ -10,6 +10,7 @@ import { requestCancel } from '../../src/engine/store/requests';
 import { slotsDir } from '../../src/engine/store/slots';
 import { buildCli, makeRepo, pidAlive, readFinished, waitFor, waitForFinished } from '../engine/runtime/helpers';
 import { hostileAgent, startHostile } from './helpers';
+import { needs } from '../support/needs';
 
 async function stateOf(root: string, id: string): Promise<TaskState | undefined> {
   return readJsonFile(taskPaths(root, id).state, TaskStateSchema);
@@ -29,7 +30,8 @@ describe('reliability: carried-over faults', function () {
   // Both ways an agent may run: unconfined its report lands in the task folder; sandboxed it stays in the agent's view
   // of the task folder (sandbox-view/) until the run ends, and gc takes it back from there.
   for (const sandboxed of [false, true]) {
-    it(`supervisor killed -9 after a success report${sandboxed ? ' (sandboxed)' : ''}: gc concludes failed, keeps the agent's report, and \`finished\` agrees with report_status`, async () => {
+    it(`supervisor killed -9 after a success report${sandboxed ? ' (sandboxed)' : ''}: gc concludes failed, keeps the agent's report, and \`finished\` agrees with report_status`, async function () {
+      if (sandboxed) await needs(this, 'bubblewrap');
       const root = makeRepo();
       const { id } = await startHostile(root, { mode: 'report-then-hang' }, { sandbox: { mode: sandboxed ? 'required' : 'off' } });
       const reportAt = sandboxed ? path.join(taskPaths(root, id).dir, 'sandbox-view', 'report.json') : taskPaths(root, id).report;

@@ -1,3 +1,4 @@
+import { needs } from '../support/needs';
 import { strict as assert } from 'node:assert';
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -5,7 +6,6 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { build } from 'esbuild';
 import { buildCli, makeRepo } from '../engine/runtime/helpers';
-import { sandboxPreflight } from '../../src/engine/sandbox/preflight';
 // @ts-expect-error: the build's own plugins (plain JavaScript, no declarations)
 import { publishedSwitches, zodEnglishOnly } from '../../esbuild-plugins.mjs';
 
@@ -126,7 +126,7 @@ describe('reliability: environment switches (issue 34)', function () {
   });
 
   it('$CAESAR_BWRAP naming a pass-through: the test build runs it (the agent writes outside while the task says confined), the published one never', async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     const s = make();
     const passThrough = planted(s, 'bwrap.sh', `#!/bin/sh\necho bwrap >> '${s.markers}'\nwhile [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n`);
     const control = await run(s, testBuild, { CAESAR_BWRAP: passThrough });
@@ -160,7 +160,7 @@ describe('reliability: environment switches (issue 34)', function () {
   });
 
   it('$CAESAR_SANDBOX=off: unconfined with a high finding that names the variable; the user\'s mode "required" wins over it', async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     const s = make();
     const off = await run(s, path.join(published, 'caesar.js'), { CAESAR_SANDBOX: 'off' });
     assert.equal(off.code, 0, off.out);

@@ -5,6 +5,7 @@ import { worktreeDiff } from '../../src/engine/git/reconcile';
 import { createWorktree } from '../../src/engine/git/worktree';
 import { makeRepo, waitForFinished } from '../engine/runtime/helpers';
 import { startHostile } from './helpers';
+import { needs } from '../support/needs';
 
 /** Item 5 of issue 13: isolation that is honest: git never diffs the user's checkout, writes into it are reported. */
 describe('reliability: honest isolation', function () {
@@ -31,7 +32,8 @@ describe('reliability: honest isolation', function () {
   });
 
   for (const mode of ['remove-dotgit', 'redirect-dotgit'] as const) {
-    it(`sandboxed, an agent that ${mode === 'remove-dotgit' ? 'removes its worktree .git' : 'points its .git at the main repository'}: the .git is put back, the diff is its own work only`, async () => {
+    it(`sandboxed, an agent that ${mode === 'remove-dotgit' ? 'removes its worktree .git' : 'points its .git at the main repository'}: the .git is put back, the diff is its own work only`, async function () {
+      await needs(this, 'bubblewrap');
       const root = makeRepo({ 'README.md': 'hello\n' });
       writeFileSync(path.join(root, 'user-draft.txt'), 'uncommitted work of the user\n');
       writeFileSync(path.join(root, 'README.md'), 'hello, edited by the user\n');
@@ -97,7 +99,8 @@ describe('reliability: honest isolation', function () {
     assert.match(finding.detail, /src\/app\.js/);
   });
 
-  it('sandboxed, a [sandbox] read_write folder over the checkout brings the checkout guard back: the write is reported', async () => {
+  it('sandboxed, a [sandbox] read_write folder over the checkout brings the checkout guard back: the write is reported', async function () {
+    await needs(this, 'bubblewrap');
     const root = makeRepo({ 'README.md': 'hello\n' });
     // Confined, the checkout is mounted read-only and its guard is not taken (nothing to detect); a read_write folder
     // that holds the checkout makes it writable again, so the supervisor takes the guard before the agent starts.
@@ -111,7 +114,8 @@ describe('reliability: honest isolation', function () {
     assert.match(finding.detail, /escaped\.txt/);
   });
 
-  it('a well-behaved worktree task gets no such finding (control)', async () => {
+  it('a well-behaved worktree task gets no such finding (control)', async function () {
+    await needs(this, 'bubblewrap'); // unconfined, the task's own "Not sandboxed" finding is high
     const root = makeRepo({ 'README.md': 'hello\n' });
     writeFileSync(path.join(root, 'user-draft.txt'), 'dirty before the task starts\n');
     const { id } = await startHostile(root, { mode: 'write-outside', outside: {} });

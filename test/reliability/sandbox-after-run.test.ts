@@ -3,10 +3,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { sandboxPreflight } from '../../src/engine/sandbox';
 import { taskPaths } from '../../src/protocol';
 import { git, makeRepo, startFixture, waitForFinished, type Finished } from '../engine/runtime/helpers';
 import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers';
+import { needs } from '../support/needs';
 
 /**
  * Issue 21, what the agent leaves behind: inside the sandbox it may write its worktree (the `.git` file included),
@@ -20,7 +20,7 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
   let marker: string;
 
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
   });
   beforeEach(() => {
     marker = path.join(realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-after-run-'))), 'ran');

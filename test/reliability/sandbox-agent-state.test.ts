@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpath
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Finding } from '../../src/protocol';
-import { prepareSandbox, sandboxPreflight } from '../../src/engine/sandbox';
+import { prepareSandbox } from '../../src/engine/sandbox';
+import { needs } from '../support/needs';
 
 /**
  * Issue 21: an agent's own CLI state stays writable inside the sandbox, and the user's own runs of that CLI, outside
@@ -16,7 +17,7 @@ import { prepareSandbox, sandboxPreflight } from '../../src/engine/sandbox';
 (process.platform === 'linux' ? describe : describe.skip)('reliability: a sandboxed agent cannot plant configuration its CLI runs for the user later', function () {
   this.timeout(60_000);
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
   });
 
   /** Runs `script` as agent `agentId` would run (its mounts), and returns what finish() found. */

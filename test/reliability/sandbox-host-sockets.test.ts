@@ -1,9 +1,9 @@
+import { needs } from '../support/needs';
 import { strict as assert } from 'node:assert';
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { sandboxPreflight } from '../../src/engine/sandbox';
 import { makeRepo, startFixture, waitForFinished } from '../engine/runtime/helpers';
 import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers';
 
@@ -24,7 +24,7 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
   let connections = 0;
 
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     home = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-hostsock-home-')));
     system = mkdtempSync('/var/tmp/caesar-hostsock-');
     chmodSync(system, 0o755);

@@ -4,13 +4,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { taskPaths } from '../../src/protocol';
-import { sandboxPreflight } from '../../src/engine/sandbox';
 import type { Mount } from '../../src/engine/sandbox/policy';
 import { bwrapArgs, ROOT_AGENT_ID } from '../../src/engine/sandbox/bwrap';
 import { worktreePath } from '../../src/engine/git/worktree';
 import { startFixture, waitFor, waitForFinished, type Finished } from '../engine/runtime/helpers';
 import { assertRefused, probeAgent, probeErrors, probeResults, type Probe } from '../engine/sandbox/helpers';
 import { AS_ROOT, attacks, plantScene, snapshot, TIOCSTI, type Scene } from './sandbox-attacks';
+import { needs } from '../support/needs';
 
 /**
  * Issue 21's attack list, tried from inside a sandboxed task by a bash agent: each write outside what the task owns
@@ -37,7 +37,7 @@ import { AS_ROOT, attacks, plantScene, snapshot, TIOCSTI, type Scene } from './s
   ];
 
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     scene = await plantScene('required');
     initial = snapshot(scene);
     // It drops CAESAR_TASK_ID, so the supervisor's sweep by environment cannot find it; the probe waits until it runs.
@@ -118,7 +118,7 @@ describe('reliability: the control: the same attacks with the sandbox off succee
   let scratch: string;
   let guarded: string;
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     scratch = mkdtempSync(path.join(tmpdir(), 'caesar-bwrap-control-'));
     guarded = path.join(scratch, 'guarded');
     mkdirSync(guarded);
@@ -151,8 +151,8 @@ describe('reliability: the control: the same attacks with the sandbox off succee
     assert.match(allowed, /DONE/, allowed);
   });
 
-  it('run as root: the capabilities dropped refuse umount and /proc/sys; kept, both go through', function () {
-    if (!AS_ROOT) this.skip(); // bubblewrap gives an ordinary user no capabilities to keep
+  it('run as root: the capabilities dropped refuse umount and /proc/sys; kept, both go through', async function () {
+    await needs(this, 'root'); // bubblewrap gives an ordinary user no capabilities to keep
     const probe = `grep CapEff /proc/self/status; ${umount()}`;
     const refused = inBwrap(probe, []);
     assert.match(refused, /CapEff:\s+0+\s/, refused);

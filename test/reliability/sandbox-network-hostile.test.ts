@@ -1,10 +1,9 @@
 import { strict as assert } from 'node:assert';
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
-import { sandboxPreflight } from '../../src/engine/sandbox';
-import { findExecutable } from '../../src/engine/sandbox/preflight';
 import { makeRepo, startFixture, waitForFinished } from '../engine/runtime/helpers';
 import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers';
+import { needs } from '../support/needs';
 
 /**
  * Issue 21 item 3, as an attacker inside a task whose network is cut would try it: reach a service of the host other
@@ -35,7 +34,7 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
   }
 
   before(async function () {
-    if (!(await sandboxPreflight()).available || !findExecutable('socat', process.env, 'CAESAR_SOCAT')) this.skip();
+    await needs(this, 'bubblewrap', 'socat');
     model = await listen('model', { host: '127.0.0.1', port: 0 });
     tcp = await listen('database', { host: '127.0.0.1', port: 0 });
     tcp6 = await listen('ipv6 service', { host: '::1', port: 0 });

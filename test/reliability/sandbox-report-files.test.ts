@@ -3,9 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { sandboxPreflight } from '../../src/engine/sandbox';
 import { makeRepo, startFixture, waitForFinished, type Finished } from '../engine/runtime/helpers';
 import { probeAgent, probeErrors, probeResults } from '../engine/sandbox/helpers';
+import { needs } from '../support/needs';
 
 /**
  * Issue 21: the report files a sandboxed agent writes in its view of the task folder are moved into the real task
@@ -20,7 +20,7 @@ import { probeAgent, probeErrors, probeResults } from '../engine/sandbox/helpers
   const bashrc = () => path.join(home, '.bashrc');
 
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     home = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-report-files-home-')));
     writeFileSync(bashrc(), '# mine\n');
   });

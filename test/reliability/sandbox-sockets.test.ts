@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { sandboxPreflight } from '../../src/engine/sandbox';
 import { makeRepo, startFixture, waitForFinished } from '../engine/runtime/helpers';
 import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers';
+import { needs } from '../support/needs';
 
 /**
  * Issue 21: a read-only file system does not stop a connect(): a UNIX socket the user's session listens on is
@@ -23,7 +23,7 @@ import { probeAgent, probeResults, type Probe } from '../engine/sandbox/helpers'
   let connections = 0;
 
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     home = realpathSync(mkdtempSync(path.join(tmpdir(), 'caesar-sockets-home-')));
     runtime = path.join(home, 'run-user');
     mkdirSync(runtime, { mode: 0o700 });

@@ -5,9 +5,13 @@
 /** The editor suite's switches that run part of it only (one part of the driver, a grep, one UI step). */
 export const EDITOR_NARROWING_SWITCHES = ['CAESAR_EDITOR_ONLY', 'CAESAR_TEST_GREP', 'CAESAR_UI_STEPS'];
 
-/** CI as the runners understand it: exactly `CI=true` (what .ci/run exports and CI services set). */
+/**
+ * CI as the runners understand it: any truthy CI (`true`, `1`, `True`, `yes`, …; CI services differ). Only unset,
+ * empty, `0`, `false`, `no` and `off` mean "not CI": a value no guard recognised would otherwise relax them all.
+ */
 export function underCi(env = process.env) {
-  return env.CI === 'true';
+  const value = (env.CI ?? '').trim().toLowerCase();
+  return value !== '' && !['0', 'false', 'no', 'off'].includes(value);
 }
 
 /**

@@ -5,6 +5,7 @@ import { QuestionFileSchema, readEventsText, type ProtocolEvent, type QuestionFi
 import { reportFor, startAnthropicServer, startChatServer, startGeminiServer, startResponsesServer, type FakeServer, type Turn } from '../fake-servers';
 import { CAESAR_JS, MODELS, agentEnv, makeRepo, pinnedBinDir, run, tempDir, type LiveAgent, type Ran } from './harness';
 import { shell } from './scripts';
+import { expectConfined } from '../../support/needs';
 
 /**
  * Every agent over the Agent Client Protocol, through caesar: the REAL pinned CLI (claude and codex through their
@@ -149,7 +150,7 @@ for (const agent of AGENTS.filter((a) => ONLY.length === 0 || ONLY.includes(a)))
       // Every agent over ACP runs inside caesar's sandbox wherever bwrap is (CI installs it), codex-acp included: its own
       // sandbox, which cannot nest in ours, is handed over to ours (src/agents/codex.ts, insideSandbox).
       const sandbox = JSON.parse(fs.readFileSync(path.join(taskDir, 'state.json'), 'utf8')).sandbox;
-      if (fs.existsSync('/usr/bin/bwrap')) assert.equal(sandbox?.confined, true, `not confined: ${JSON.stringify(sandbox)}\n${why}`);
+      if (expectConfined()) assert.equal(sandbox?.confined, true, `not confined: ${JSON.stringify(sandbox)}\n${why}`);
       return { ran, outcome, events, taskDir, worktree, asked, answers, server, why };
     }
 

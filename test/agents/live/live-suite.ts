@@ -5,6 +5,7 @@ import { readEventsText, type ProtocolEvent } from '../../../src/protocol';
 import { startAnthropicServer, startChatServer, startGeminiServer, startResponsesServer, toolOutputs, type FakeServer, type ToolOutput, type Turn } from '../fake-servers';
 import { MODELS, agentEnv, makeRepo, pinnedBinDir, run, tempDir, type LiveAgent, type Ran } from './harness';
 import { REPORT_WAY, SHELL_COMMAND, readOnlyScript, writeScript } from './scripts';
+import { expectConfined, expectNetworkCut } from '../../support/needs';
 
 /**
  * One live suite per agent: the REAL pinned CLI, run THROUGH CAESAR (`node dist/caesar.js run --agent <id> … --json`)
@@ -106,7 +107,7 @@ export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolea
       const events = parsed.flatMap((p) => (p.ok ? [p.event] : []));
       // Every task of the suite runs confined wherever bwrap is (CI installs it), unless this run turned the sandbox off.
       const sandbox = JSON.parse(fs.readFileSync(path.join(taskDir, 'state.json'), 'utf8')).sandbox;
-      if (fs.existsSync('/usr/bin/bwrap') && process.env.CAESAR_SANDBOX !== 'off') assert.equal(sandbox?.confined, true, `not confined: ${JSON.stringify(sandbox)}`);
+      if (expectConfined()) assert.equal(sandbox?.confined, true, `not confined: ${JSON.stringify(sandbox)}`);
       return { ran, outcome, events, repo, server, env, taskDir };
     }
 
@@ -179,7 +180,7 @@ export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolea
       assert.deepEqual(r.outcome.diff?.files ?? [], [], why);
       // Confined (CAESAR_SANDBOX=required), a read-only task's network is cut: only the fake model's port is bridged in.
       const state = JSON.parse(fs.readFileSync(path.join(r.taskDir, 'state.json'), 'utf8'));
-      if (state.sandbox?.confined && fs.existsSync('/usr/bin/socat')) {
+      if (state.sandbox?.confined && expectNetworkCut()) {
         assert.equal(JSON.parse(fs.readFileSync(path.join(r.taskDir, 'task.json'), 'utf8')).network, false, why);
       }
       const tools = r.events.filter((e) => e.type === 'tool_use');

@@ -1,11 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { sandboxPreflight } from '../../../src/engine/sandbox';
 import { readTail } from '../../../src/engine/run/checks';
 import { concludeLostTasks } from '../../../src/engine/run/conclude';
 import { taskPaths, type TaskState } from '../../../src/protocol';
 import { makeRepo, pidAlive, processesMatching, readFinished, startFixture, waitFor, waitForFinished } from './helpers';
+import { needs } from '../../support/needs';
 
 const check = (name: string, command: string, timeout_ms = 20_000) => ({ name, command, timeout_ms });
 
@@ -49,7 +49,7 @@ describe('checks: the supervisor runs them after the agent', function () {
 
   describe('inside the sandbox', function () {
     before(async function () {
-      if (process.platform !== 'linux' || !(await sandboxPreflight()).available) this.skip();
+      await needs(this, 'bubblewrap');
     });
 
     it("a read-only task's check runs read-only, as its agent did; a write task's check may write its worktree", async () => {

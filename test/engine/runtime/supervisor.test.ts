@@ -14,6 +14,7 @@ import {
   buildCli, fixtureAgent, git, groupGone, makePlainDir, makeRepo, pidAlive, processesMatching, readFinished, startFixture, waitFor,
   waitForFinished,
 } from './helpers';
+import { needs } from '../../support/needs';
 
 function finishedCount(events: Array<{ type: string }>): number {
   return events.filter((e) => e.type === 'finished').length;
@@ -149,7 +150,8 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
     for (const pid of [info.leader, ...info.pids]) assert.ok(!pidAlive(pid), `process ${pid} is gone`);
   });
 
-  it('ignore-TERM with grandchildren, sandboxed: the deadline ends the agent and every process it started', async () => {
+  it('ignore-TERM with grandchildren, sandboxed: the deadline ends the agent and every process it started', async function () {
+    await needs(this, 'bubblewrap');
     const repo = makeRepo();
     const { id } = await startFixture(repo, { mode: 'ignore-term-with-grandchildren' }, { timeout_ms: 1500 });
     const info = await grandchildrenRunning(repo, id);
@@ -325,7 +327,8 @@ describe('engine runtime: delegate + supervisor (real processes, real git)', fun
   // Both modes: unconfined, the agent (its own process group) outlives its supervisor until gc stops it; sandboxed,
   // bwrap's --die-with-parent takes the agent with the supervisor. The rest is the same.
   for (const mode of ['off', 'auto'] as const) {
-    it(`kill -9 of the supervisor: the task stays active with a dead pid, the store says lost, the worktree is kept and diffable (sandbox ${mode})`, async () => {
+    it(`kill -9 of the supervisor: the task stays active with a dead pid, the store says lost, the worktree is kept and diffable (sandbox ${mode})`, async function () {
+      if (mode === 'auto') await needs(this, 'bubblewrap');
       const repo = makeRepo();
       const { id } = await startFixture(repo, { mode: 'success', files: { 'kept.txt': 'x\n' }, sleepMs: 20_000 }, { sandbox: { mode } });
       const store = new TaskStore(repo);

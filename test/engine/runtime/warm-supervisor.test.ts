@@ -9,6 +9,7 @@ import { buildId, handOffProof, socketPath } from '../../../src/engine/launch/wa
 import { recordKey } from '../../../src/engine/store/record-key';
 import { taskPaths, type TaskState } from '../../../src/protocol';
 import { buildShippedCli, makeRepo, pidAlive, processesMatching, repoWithShellAgent, runCliScript, shippedCliEnv, SUCCESS_REPORT, trustedHome, waitFor, waitForFinished } from './helpers';
+import { needs } from '../../support/needs';
 
 /*
  * Issue 27: the user's warm supervisor. An idle `supervisor.js idle` waits on a unix socket in the user's private
@@ -129,7 +130,7 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
 
   it('an idle supervisor in another network namespace never takes a task: it would run it in its world', async function () {
     // `unshare -n` needs root (CI runs as root); elsewhere a user namespace would change the folder's owner as seen inside.
-    if (process.getuid?.() !== 0) this.skip();
+    await needs(this, 'root');
     const other = spawn('unshare', ['-n', process.execPath, script, 'idle'], { cwd: '/', detached: true, stdio: 'ignore', env });
     other.unref();
     await waitFor('its socket', () => readdirSync(env.CAESAR_WARM_DIR!).some((f) => f.endsWith('.sock')), 30_000, 5);
@@ -238,7 +239,8 @@ describe('engine/runtime: the warm supervisor (issue 27)', function () {
     assert.equal(finished.state.supervisor_pid, pid);
   });
 
-  it('a sandboxed task runs confined through the warm supervisor', async () => {
+  it('a sandboxed task runs confined through the warm supervisor', async function () {
+    await needs(this, 'bubblewrap');
     const pid = startIdleSupervisor(script, env);
     assert.ok(pid);
     await idleListening();

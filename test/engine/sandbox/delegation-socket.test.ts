@@ -2,11 +2,11 @@ import { strict as assert } from 'node:assert';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { sandboxPreflight } from '../../../src/engine/sandbox';
 import { TaskStore } from '../../../src/engine/store/store';
 import { tasksDir } from '../../../src/protocol';
 import { REPO_ROOT, makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
 import { probeAgent } from './helpers';
+import { needs } from '../../support/needs';
 
 /*
  * Delegation from inside the sandbox, through the task's supervisor (src/engine/tasks/delegation-server.ts): a real
@@ -42,7 +42,7 @@ function taskIds(root: string): string[] {
 (process.platform === 'linux' ? describe : describe.skip)('sandbox: delegation through the supervisor', function () {
   this.timeout(120_000);
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
   });
 
   it('`caesar run` inside a sandboxed task starts a real sub-task on the host, follows it to the end and prints it', async () => {

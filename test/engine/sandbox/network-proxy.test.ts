@@ -5,14 +5,13 @@ import type { AddressInfo } from 'node:net';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { sandboxPreflight } from '../../../src/engine/sandbox';
 import { startHostProxy } from '../../../src/engine/sandbox/host-proxy-server';
-import { findExecutable } from '../../../src/engine/sandbox/preflight';
 import { decideNetwork } from '../../../src/engine/sandbox/network';
 import { taskPaths } from '../../../src/protocol';
 import { ensureFreshDist } from '../../support/dist-freshness.mjs';
 import { REPO_ROOT, makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
 import { probeAgent, probeResults, type Probe } from './helpers';
+import { needs } from '../../support/needs';
 
 /** A loopback HTTP server answering `label`, noting that it was reached. */
 async function server(label: string, reached: Set<string>): Promise<{ port: number; close: () => Promise<void> }> {
@@ -85,7 +84,7 @@ describe('host-name proxy: the filter', function () {
   });
 
   it('decides a name endpoint is cut and proxied, a literal loopback address bridged, both allowed through the proxy', async function () {
-    if (!(await sandboxPreflight()).available || !findExecutable('socat', process.env, 'CAESAR_SOCAT')) this.skip();
+    await needs(this, 'bubblewrap', 'socat');
     // Only what the decision needs (PATH for bwrap and socat): a developer's own ANTHROPIC_BASE_URL stays out.
     const env = { PATH: process.env.PATH, HOME: dir };
     const decision = await decideNetwork({ wanted: true, requested: true, agentId: 'probe', env, allowHosts: ['localhost:18009', 'http://127.0.0.1:18008'], mode: 'required' });
@@ -123,7 +122,7 @@ describe('host-name proxy: what ships', function () {
   let model: Awaited<ReturnType<typeof server>>;
   let other: Awaited<ReturnType<typeof server>>;
   before(async function () {
-    if (!(await sandboxPreflight()).available || !findExecutable('socat', process.env, 'CAESAR_SOCAT') || !findExecutable('curl', process.env, 'CAESAR_NO_SUCH_VARIABLE')) this.skip();
+    await needs(this, 'bubblewrap', 'socat', 'curl');
     model = await server('fake-model-ok', reached);
     other = await server('other-service', reached);
   });

@@ -4,14 +4,13 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { sandboxPreflight } from '../../../src/engine/sandbox';
 import { agentModelEndpoints } from '../../../src/engine/sandbox/agent-endpoints';
-import { findExecutable } from '../../../src/engine/sandbox/preflight';
 import { isLoopback, parseEndpoint } from '../../../src/engine/sandbox/network';
 import { procNetAddress } from '../../../src/engine/sandbox/network-bridge';
 import { taskPaths } from '../../../src/protocol';
 import { makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
 import { probeAgent, probeResults, type Probe } from './helpers';
+import { needs } from '../../support/needs';
 
 /** A loopback HTTP server answering `label` to every request: the fake model, or another service of the host. */
 async function server(label: string): Promise<{ port: number; close: () => Promise<void> }> {
@@ -68,7 +67,7 @@ describe('sandbox network: endpoints', () => {
   let model: Awaited<ReturnType<typeof server>>;
   let other: Awaited<ReturnType<typeof server>>;
   before(async function () {
-    if (!(await sandboxPreflight()).available || !findExecutable('socat', process.env, 'CAESAR_SOCAT')) this.skip();
+    await needs(this, 'bubblewrap', 'socat');
     model = await server('fake-model-ok');
     other = await server('other-service');
   });

@@ -7,6 +7,7 @@ import { sandboxMounts, type Mount, type SandboxInput } from '../../../src/engin
 import { bwrapArgs } from '../../../src/engine/sandbox/bwrap';
 import { prepareSandbox } from '../../../src/engine/sandbox';
 import { checkoutReadOnlyUnder } from '../../../src/engine/sandbox/sandbox';
+import { needs } from '../../support/needs';
 
 describe('sandbox: preflight', () => {
   afterEach(() => resetSandboxPreflight());
@@ -140,7 +141,7 @@ describe('sandbox: mounts', () => {
 
 describe('sandbox: prepareSandbox', () => {
   it('creates the agent CLI\'s missing state dirs before it starts (inside, their parents are read-only)', async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     const root = mkdtempSync(path.join(tmpdir(), 'caesar-prepare-'));
     const taskDir = path.join(root, '.caesar', 'tasks', 't1');
     mkdirSync(taskDir, { recursive: true });

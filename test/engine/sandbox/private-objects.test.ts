@@ -2,9 +2,9 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { sandboxPreflight } from '../../../src/engine/sandbox';
 import { git, makeRepo, runBuiltCli, startFixture, waitForFinished } from '../runtime/helpers';
 import { assertRefused, probeAgent, probeErrors, probeResults, type Probe } from './helpers';
+import { needs } from '../../support/needs';
 
 const EMPTY_BLOB = 'e6/9de29bb2d1d6434b8b29ae775ad8c2e48c5391';
 
@@ -19,7 +19,7 @@ function storeFiles(common: string): { loose: string[]; packs: string[] } {
 (process.platform === 'linux' ? describe : describe.skip)('sandbox: a task-private object store', function () {
   this.timeout(60_000);
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
   });
 
   it('the agent commits inside the sandbox, cannot touch the shared store, and caesar diff and the branch carry its commit', async () => {

@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { recordKey, recordKeyPath } from '../../../src/engine/store/record-key';
-import { sandboxPreflight } from '../../../src/engine/sandbox';
 import { makeRepo, startFixture, waitForFinished } from '../runtime/helpers';
 import { probeAgent, probeResults, type Probe } from './helpers';
+import { needs } from '../../support/needs';
 
 /**
  * Caesar's record key (record-key.ts) seals every record; an agent that could read it could forge them. Inside a
@@ -28,7 +28,7 @@ import { probeAgent, probeResults, type Probe } from './helpers';
   }
 
   it('inside the sandbox the key and its folder cannot be read', async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     const results = await probe('required');
     assert.equal(results.get('read the key'), 'refused');
     assert.equal(results.get('list its folder'), 'refused');

@@ -3,16 +3,16 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { delegate } from '../../../src/engine/launch/delegate';
 import { requestCancel } from '../../../src/engine/store/requests';
-import { sandboxPreflight } from '../../../src/engine/sandbox';
 import { taskPaths } from '../../../src/protocol';
 import { buildCli, git, groupGone, makeRepo, pidAlive, startFixture, waitFor, waitForFinished } from '../runtime/helpers';
 import { assertRefused, probeAgent, probeErrors, probeResults } from './helpers';
+import { needs } from '../../support/needs';
 
 /** Real tasks through the real supervisor, each with the bash probe agent, sandboxed (or not) as configured. */
 (process.platform === 'linux' ? describe : describe.skip)('sandbox: tasks', function () {
   this.timeout(60_000);
   before(async function () {
-    if (!(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
   });
 
   it('a read-only task cannot write its workspace: read-only is a fact, not a wish', async () => {

@@ -10,6 +10,7 @@ import { tailLines } from '../../../src/engine/store/tail';
 import { eventLine, writeState } from '../store/helpers';
 import { makeRepo, runBuiltCli, startFixture, waitFor, waitForFinished } from '../runtime/helpers';
 import { mkfifo, tempDir, within } from './helpers';
+import { needs } from '../../support/needs';
 
 const runCaesar = runBuiltCli;
 const execFileAsync = promisify(execFile);
@@ -118,7 +119,8 @@ describe('security: task files are read as untrusted input (issue 13.2)', functi
   // Both modes: unconfined, the supervisor's readers meet the FIFOs in the task folder itself (an unconfined task's
   // only protection); sandboxed, they stay in the agent's view of it and are refused there, unread.
   for (const mode of ['off', 'auto'] as const) {
-    it(`a supervisor whose agent planted FIFOs (report, final message, question, answer, progress) and a /dev/zero link still finishes (sandbox ${mode})`, async () => {
+    it(`a supervisor whose agent planted FIFOs (report, final message, question, answer, progress) and a /dev/zero link still finishes (sandbox ${mode})`, async function () {
+      if (mode === 'auto') await needs(this, 'bubblewrap');
       const repo = makeRepo();
       const { id } = await startFixture(repo, { mode: 'plant-fifo' }, { sandbox: { mode } });
       const done = await waitForFinished(repo, id, 30_000);

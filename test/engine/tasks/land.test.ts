@@ -3,8 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
-import { landTasks, requireTaskView, sandboxPreflight } from '../../../src/engine/tasks';
+import { landTasks, requireTaskView } from '../../../src/engine/tasks';
 import { finishedTask, git, makeRepo, numberedLines, startFixture, waitForFinished, withLine } from '../runtime/helpers';
+import { needs } from '../../support/needs';
 
 const check = (name: string, command: string, timeout_ms = 20_000) => ({ name, command, timeout_ms });
 
@@ -96,7 +97,7 @@ describe('engine/tasks: landTasks (the landing queue)', function () {
   });
 
   it("runs the checks inside the task's sandbox: they read the combined result but cannot write the user's checkout", async function () {
-    if (process.platform !== 'linux' || !(await sandboxPreflight()).available) this.skip();
+    await needs(this, 'bubblewrap');
     const root = makeRepo({ 'a.txt': A, 'b.txt': B });
     const first = await finishedTask(root, { 'a.txt': withLine(A, 2, 'a two by the first task') });
     const escape = path.join(root, 'escaped.txt');

@@ -4,6 +4,8 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fuzzScale } from '../../reliability/fuzz';
+import { needs } from '../../support/needs';
+import { fakeApt } from './fake-apt';
 
 /**
  * `npm test`'s runner (scripts/test.mjs): leaving a suite out is an explicit opt-out (CAESAR_TEST_SKIP), printed in
@@ -42,14 +44,20 @@ describe('npm test runner: opting out of suites', () => {
 
 /**
  * The mocha suites run through `npx mocha …`: an `npx` of our own first on PATH stands in for it, records the
- * arguments the runner passed, and exits with the code the test chose (77 = "this suite skipped itself").
+ * arguments the runner passed, writes `report` (when given) where the runner asked for the suite's report, and exits
+ * with the code the test chose (77 = "this suite could not run here"). A fake dpkg-query beside it says every Debian
+ * package is installed, so the runner's package check passes whatever this machine has.
  */
-function fakeNpx(exitCode: number) {
+function fakeNpx(exitCode: number, report?: object) {
   const dir = mkdtempSync(path.join(tmpdir(), 'caesar-fake-npx-'));
   const log = path.join(dir, 'calls.log');
-  writeFileSync(path.join(dir, 'npx'), `#!/bin/sh\necho "$*" >> '${log}'\nexit ${exitCode}\n`);
+  const writeReport = report ? `printf '%s' '${JSON.stringify(report)}' > "$CAESAR_TEST_REPORT"\n` : '';
+  writeFileSync(path.join(dir, 'npx'), `#!/bin/sh\necho "$*" >> '${log}'\n${writeReport}exit ${exitCode}\n`);
   chmodSync(path.join(dir, 'npx'), 0o755);
+  writeFileSync(path.join(dir, 'dpkg-query'), '#!/bin/sh\nshift 3\nfor p in "$@"; do echo "$p ii "; done\n');
+  chmodSync(path.join(dir, 'dpkg-query'), 0o755);
   return {
+    dir,
     env: { PATH: `${dir}${path.delimiter}${process.env.PATH ?? ''}` },
     calls: () => readFileSync(log, 'utf8').trim().split('\n'),
     remove: () => rmSync(dir, { recursive: true, force: true }),
@@ -84,18 +92,19 @@ describe('npm test runner: skips and narrowing cannot pass under CI', () => {
     }
   });
 
-  it('a suite exiting 77 (skipped itself) is SKIPPED locally and FAILED under CI=true', () => {
-    const npx = fakeNpx(77);
+  it('a suite exiting 77 (could not run here) is NOT RUN locally, with its reason, and FAILED under CI=true', () => {
+    const npx = fakeNpx(77, { ran: 0, notRun: [{ title: '(the whole suite)', reason: 'bubblewrap (bwrap) is not installed' }], wholeSuite: true });
     try {
       const local = runner({ ...npx.env, ...ONLY_MOCHA_SUITES });
       assert.equal(local.code, 0, local.out);
-      assert.match(local.out, /=== SKIPPED: unit and integration \(mocha\) \(see the reason above\)/);
+      assert.match(local.out, /=== NOT RUN: unit and integration \(mocha\) \(bubblewrap \(bwrap\) is not installed\)/);
+      assert.match(local.out, /unit and integration \(mocha\): NOT RUN, whole suite not run, [\d.]+ s\n {6}not run: bubblewrap \(bwrap\) is not installed/);
       assert.match(local.out, /suites: 0 passed, 0 failed, 6 skipped/);
       const ci = runner({ ...npx.env, ...ONLY_MOCHA_SUITES, CI: 'true' });
       assert.equal(ci.code, 1, ci.out);
-      assert.match(ci.out, /=== FAILED: unit and integration \(mocha\) \(skipped, which CI=true does not allow/);
-      assert.match(ci.out, /=== FAILED: reliability .*\(skipped, which CI=true does not allow/);
-      assert.doesNotMatch(ci.out, /=== SKIPPED/);
+      assert.match(ci.out, /=== FAILED: unit and integration \(mocha\) \(not run, which CI=true does not allow/);
+      assert.match(ci.out, /=== FAILED: reliability .*\(not run, which CI=true does not allow/);
+      assert.doesNotMatch(ci.out, /=== SKIPPED|=== NOT RUN/);
     } finally {
       npx.remove();
     }
@@ -128,6 +137,14 @@ describe('npm test runner: skips and narrowing cannot pass under CI', () => {
     assert.doesNotMatch(local.out, /REFUSED/);
   });
 
+  it('the live suite refuses CAESAR_SANDBOX=off under CI (its confinement checks would be left out), with any truthy CI', () => {
+    const off = runner({ CI: '1', CAESAR_SANDBOX: 'off' }, [], 'test/agents/live/run.mjs');
+    assert.equal(off.code, 1, off.out);
+    assert.match(off.out, /REFUSED under CI: CAESAR_SANDBOX=off narrows the suite/);
+    const auto = runner({ CI: '1', CAESAR_SANDBOX: 'auto', PATH: '/nonexistent' }, [], 'test/agents/live/run.mjs');
+    assert.doesNotMatch(auto.out, /REFUSED/);
+  });
+
   it('the launcher suite refuses named files under CI=true', () => {
     const files = runner({ CI: 'true' }, ['test/launch/slurm.live.ts'], 'test/launch/run.mjs');
     assert.equal(files.code, 1, files.out);
@@ -141,5 +158,78 @@ describe('npm test runner: skips and narrowing cannot pass under CI', () => {
     assert.equal(fuzzScale({ CAESAR_FUZZ_SCALE: '10', CI: 'true' }), 10, 'a scale that only grows the suite');
     assert.throws(() => fuzzScale({ CAESAR_FUZZ_SCALE: 'lots' }), /CAESAR_FUZZ_SCALE=lots is not a positive number/);
     assert.throws(() => fuzzScale({ CAESAR_FUZZ_SCALE: '0' }), /not a positive number/);
+  });
+});
+
+describe('npm test runner: what was not run is counted, per suite, and fails any truthy CI', () => {
+  const REPORT = { ran: 40, notRun: [{ title: 'sandbox network: tasks cut', reason: 'socat is not installed; install it: apt-get install socat' }, { title: 'sandbox network: tasks bridged', reason: 'socat is not installed; install it: apt-get install socat' }] };
+
+  it('prints ran / not run per suite with its wall time, and each reason with its count', () => {
+    const npx = fakeNpx(0, REPORT);
+    try {
+      const local = runner({ ...npx.env, ...ONLY_MOCHA_SUITES });
+      assert.equal(local.code, 0, local.out);
+      assert.match(local.out, /=== summary: ran \/ not run per suite\n {2}unit and integration \(mocha\): passed, 40 ran, 2 not run, [\d.]+ s\n {6}not run \(2\): socat is not installed; install it: apt-get install socat\n/);
+      assert.match(local.out, /reliability \(faults, fuzzing, hostile repositories\): passed, 40 ran, 2 not run/);
+      assert.match(local.out, /agent CLIs, live .*: opted out \(CAESAR_TEST_SKIP=live\)/);
+    } finally {
+      npx.remove();
+    }
+  });
+
+  for (const ci of ['1', 'True', 'yes']) {
+    it(`CI=${ci} is CI: a suite that passed with tests not run fails, and an opt-out is refused`, () => {
+      const npx = fakeNpx(0, REPORT);
+      try {
+        const run = runner({ ...npx.env, ...ONLY_MOCHA_SUITES, CI: ci });
+        assert.equal(run.code, 1, run.out);
+        assert.match(run.out, /=== FAILED: unit and integration \(mocha\) \(2 test\(s\) not run, which CI does not allow/);
+        assert.match(run.out, /FAILED: .*opted out with CAESAR_TEST_SKIP=live, which CI=true does not allow/);
+        assert.ok(npx.calls().every((call) => call.split(' ').includes('--forbid-pending')), npx.calls().join('\n'));
+      } finally {
+        npx.remove();
+      }
+    });
+  }
+
+  it('CI=0, CI=false or an empty CI is not CI', () => {
+    const npx = fakeNpx(0, REPORT);
+    try {
+      for (const ci of ['0', 'false', '']) assert.equal(runner({ ...npx.env, ...ONLY_MOCHA_SUITES, CI: ci }).code, 0, `CI=${ci}`);
+    } finally {
+      npx.remove();
+    }
+  });
+
+  it('a missing Debian package the user cannot install stops the run before any suite, with the one command', () => {
+    const npx = fakeNpx(0, REPORT);
+    const apt = fakeApt(['bubblewrap', 'socat']);
+    try {
+      // A machine without apt-get (PATH holds the fakes alone): the runner must only say what to run.
+      apt.removeAptGet();
+      const run = runner({ ...ONLY_MOCHA_SUITES, PATH: `${apt.dir}${path.delimiter}${npx.dir}` });
+      assert.equal(run.code, 1, run.out);
+      assert.match(run.out, /npm test: missing system packages .*\n {2}bubblewrap +the sandbox every task runs in.*\n {2}socat /);
+      assert.throws(() => npx.calls(), /ENOENT/, 'no suite ran');
+    } finally {
+      apt.remove();
+      npx.remove();
+    }
+  });
+
+  it('as root with apt, the runner installs the missing package (saying what and why), then runs the suites', async function () {
+    await needs(this, 'root');
+    const npx = fakeNpx(0, REPORT);
+    const apt = fakeApt(['socat']);
+    try {
+      const run = runner({ ...ONLY_MOCHA_SUITES, PATH: `${apt.dir}${path.delimiter}${npx.env.PATH}` });
+      assert.equal(run.code, 0, run.out);
+      assert.match(run.out, /installing the Debian packages this needs \(npm cannot bring them\):\n {2}socat +the sandbox's network cut/);
+      assert.deepEqual(apt.calls(), ['DEBIAN_FRONTEND=noninteractive update -qq', 'DEBIAN_FRONTEND=noninteractive install -y -qq --no-install-recommends socat']);
+      assert.equal(npx.calls().length, 2);
+    } finally {
+      apt.remove();
+      npx.remove();
+    }
   });
 });
