@@ -22,6 +22,17 @@ const HIDDEN = /No such file or directory/;
  * Issue 21's attack list, each with how the sandbox refuses it (the message on the probe's stderr): a probe that
  * failed for another reason, or could not even try (its tool missing), is not counted as refused.
  */
+/** The class of an attack of the list, by its label: what the hostile suite reports held/total for. */
+export function attackClass(label: string): string {
+  if (label.startsWith('git ')) return 'the repository\'s git dir';
+  if (/^(sibling|own) /.test(label) || label === 'caesar config.toml') return 'Caesar\'s records and config';
+  if (label.startsWith('checkout ')) return 'the user\'s checkout';
+  if (/host process/.test(label)) return 'host processes';
+  if (/^(home|read )/.test(label)) return 'home and secrets';
+  if (label === 'terminal injection') return 'the terminal';
+  return 'kernel, mounts and capabilities';
+}
+
 export function attacks(scene: Scene): Array<{ probe: Probe; refusal: RegExp }> {
   const { root, home, common, sibling } = scene;
   const own = '$(dirname "$CAESAR_TASK_FILE")';

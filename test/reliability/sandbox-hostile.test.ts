@@ -9,7 +9,7 @@ import { bwrapArgs, ROOT_AGENT_ID } from '../../src/engine/sandbox/bwrap';
 import { worktreePath } from '../../src/engine/git/worktree';
 import { startFixture, waitFor, waitForFinished, type Finished } from '../engine/runtime/helpers';
 import { assertRefused, probeAgent, probeErrors, probeResults, type Probe } from '../engine/sandbox/helpers';
-import { AS_ROOT, attacks, plantScene, snapshot, TIOCSTI, type Scene } from './sandbox-attacks';
+import { AS_ROOT, attackClass, attacks, plantScene, snapshot, TIOCSTI, type Scene } from './sandbox-attacks';
 import { needs } from '../support/needs';
 
 /**
@@ -54,6 +54,20 @@ import { needs } from '../support/needs';
   });
 
   it('refuses every write of the attack list, and the host sees each target unchanged', () => {
+    // Held/total per class first (issue 34, item 5), so a log shows the whole picture, then each attack asserted.
+    const held = new Map<string, { held: number; total: number }>();
+    for (const attack of attacks(scene)) {
+      const tally = held.get(attackClass(attack.probe[0])) ?? { held: 0, total: 0 };
+      tally.total++;
+      try {
+        assertRefused(finished.state.worktree!, new Map([[attack.probe[0], attack.refusal]]));
+        tally.held++;
+      } catch {
+        // counted as not held; the assertion below names it
+      }
+      held.set(attackClass(attack.probe[0]), tally);
+    }
+    for (const [kind, { held: n, total }] of held) console.log(`      held ${n}/${total}: ${kind}`);
     assertRefused(finished.state.worktree!, new Map(attacks(scene).map((a) => [a.probe[0], a.refusal])));
     const after = snapshot(scene);
     for (const key of Object.keys(initial)) assert.equal(after[key], initial[key], `${key} changed`);
