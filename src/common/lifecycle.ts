@@ -16,7 +16,7 @@ export interface LifecycleRecords {
   pendingQuestions: readonly unknown[];
   result?: Pick<ResultDoc, 'diff'> | undefined;
   /** applied.json: written by apply and land (a landed task is an applied one). */
-  applied?: Pick<AppliedDoc, 'files'> | undefined;
+  applied?: Pick<AppliedDoc, 'files' | 'by'> | undefined;
   discarded?: Pick<DiscardedDoc, 'by' | 'reason'> | undefined;
 }
 
@@ -123,6 +123,9 @@ function labelOf(phase: LifecyclePhase, records: LifecycleRecords, changedFiles:
       return 'lost: its supervisor died';
     case 'unverified':
       return 'unverified: its records are not Caesar’s';
+    case 'applied':
+      // Landed and applied allow the same next steps; a person still reads which one put the change there.
+      return records.applied?.by === 'land' ? 'landed' : 'applied';
     default:
       return phase;
   }

@@ -74,5 +74,7 @@ export const AppliedDocSchema = z.object({
   applied_at: z.string(),
   patch_digest: z.string(),
   files: z.array(z.string()),
+  /** What wrote the change into the workspace: `caesar apply` (or the editor's Apply), or the landing queue. */
+  by: z.enum(['apply', 'land']).optional(),
 });
 export type AppliedDoc = z.infer<typeof AppliedDocSchema>;

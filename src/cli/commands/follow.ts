@@ -145,7 +145,8 @@ function psRow(t: TaskSummary, { now, style, numbers, idLength }: Listing): stri
 /** A task whose work was applied or discarded reads as such; its run's own status stays in `ps --json`. */
 function shownStatus(t: TaskSummary, style: Style): string {
   const outcome = reviewOutcome(t);
-  if (outcome === 'applied') return style.green('applied');
+  // "landed" when the landing queue wrote it (the lifecycle's label); the same next steps as applied.
+  if (outcome === 'applied') return style.green(taskLifecycle(t).label);
   if (outcome === 'discarded') return style.dim('discarded');
   return colourStatus(t.observed, style);
 }

@@ -237,7 +237,7 @@ async function landOne(
   }
   progress('applying');
   const landing = await treeDiff(checkout, onto, replay.tree);
-  const record = { applied_at: new Date().toISOString(), patch_digest: diff.patch_digest, files: diff.files.map((f) => f.path) };
+  const record = { applied_at: new Date().toISOString(), patch_digest: diff.patch_digest, files: diff.files.map((f) => f.path), by: 'land' as const };
   const applied = await applyLandingPatch({ root, state, checkout, patch: landing.patch, files: landing.files, record });
   const withChecks = checks.length ? { checks, checks_log_dir: path.join(logDir, 'checks') } : {};
   if (!applied.applied) return { outcome: { task_id: id, status: 'failed', files, ...withChecks, message: applied.message } };
@@ -253,7 +253,7 @@ async function landOne(
 async function alreadyLanded(root: string, checkout: string, onto: string, candidate: Candidate, head: string): Promise<{ outcome: LandTaskOutcome; tree: string }> {
   const { state, diff, files } = candidate;
   const where = onto === (await gitText(['rev-parse', `${head}^{tree}`], checkout)) ? "in your checkout's HEAD already" : 'in what the tasks before it in this queue landed';
-  const record = { applied_at: new Date().toISOString(), patch_digest: diff.patch_digest, files: diff.files.map((f) => f.path) };
+  const record = { applied_at: new Date().toISOString(), patch_digest: diff.patch_digest, files: diff.files.map((f) => f.path), by: 'land' as const };
   const recorded = await recordContainedLanding({ root, state, checkout, record });
   const note = recorded.recorded ? ' Recorded as applied.' : ` It could not be recorded as applied: ${recorded.message}`;
   const message = `Already landed: every change it makes (${plural(record.files.length, 'file')}) is ${where}; nothing was left to write.${note}`;

@@ -2,7 +2,8 @@ import { strict as assert } from 'node:assert';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { taskPaths } from '../../../src/protocol';
-import { landTasks } from '../../../src/engine/tasks';
+import { landTasks, requireTaskView } from '../../../src/engine/tasks';
+import { taskLifecycle } from '../../../src/common/lifecycle';
 import { finishedTask, git, makeRepo } from '../runtime/helpers';
 
 /**
@@ -32,6 +33,8 @@ describe('engine/tasks: landing a change the checkout already holds', function (
     assert.equal(readFileSync(path.join(root, 'other.txt'), 'utf8'), 'more\n');
     // Its work is in the checkout: recorded as applied, so nothing offers to apply or land it again.
     assert.ok(existsSync(taskPaths(root, second).applied));
+    // Every surface reads it as landed (the lifecycle), with nothing left to apply.
+    for (const id of [first, second]) assert.equal(taskLifecycle(await requireTaskView(root, id)).label, 'landed');
     const again = await landTasks(root, [second]);
     assert.equal(again.tasks[0]!.reason, 'already_applied');
   });
