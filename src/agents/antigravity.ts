@@ -1,7 +1,7 @@
 import { promptForArgv } from './argv-prompt';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
-import { UsageTotals, displayCommand, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject, str } from './stream';
+import { NativeSession, UsageTotals, displayCommand, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject, str } from './stream';
 
 /**
  * Antigravity — `agy --print --output-format stream-json`.
@@ -75,6 +75,8 @@ function buildAntigravity(ctx: BuildContext): SpawnPlan {
 const SILENT_ERROR_STEP = 'Antigravity reported an error, without giving its text in its stream.';
 
 class AntigravityTranslator implements Translator {
+  /** The CLI's own session id (stream.ts NativeSession): what a follow-up resumes. */
+  private readonly session = new NativeSession();
   private readonly usage = new UsageTotals();
   /** The text of the `agent_response` step being streamed, and that step's index: a step's deltas make one message. */
   private pending = '';
@@ -86,6 +88,7 @@ class AntigravityTranslator implements Translator {
   line(native: string): EventDraft[] {
     const event = parseJsonLine(native);
     if (!event) return [];
+    if (str(event.event) === 'init') this.session.note(event.conversation_id);
     switch (str(event.event)) {
       case 'step_update':
         return this.step(obj(event.step_update));
@@ -148,6 +151,10 @@ class AntigravityTranslator implements Translator {
     return [{ type: 'error', message, fatal: true }];
   }
 
+  sessionId(): string | undefined {
+    return this.session.get();
+  }
+
   end(exitCode: number | null): TranslationSummary {
     const summary: TranslationSummary = {};
     const finalText = this.response ?? (this.pending.trim() ? this.pending : this.finalText);
@@ -158,6 +165,8 @@ class AntigravityTranslator implements Translator {
     if (usage) summary.usage = usage;
     const failure = this.failure ?? (exitCode !== null && exitCode !== 0 ? `agy exited with code ${exitCode}` : undefined);
     if (failure) summary.nativeFailure = failure;
+    const sessionId = this.session.get();
+    if (sessionId) summary.sessionId = sessionId;
     return summary;
   }
 }

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { strictReportSchema, type EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
-import { ToolPairing, UsageTotals, arr, stdinPromptPlan, isObject, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput } from './stream';
+import { NativeSession, ToolPairing, UsageTotals, arr, stdinPromptPlan, isObject, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput } from './stream';
 import { acpPlan } from './acp-plan';
 
 /**
@@ -104,6 +104,8 @@ function claudeSchema(): Record<string, unknown> {
 }
 
 class ClaudeTranslator implements Translator {
+  /** The CLI's own session id (stream.ts NativeSession): what a follow-up resumes. */
+  private readonly session = new NativeSession();
   private readonly tools = new ToolPairing();
   private readonly usage = new UsageTotals();
   /** Blocks already shown, keyed by message id + block: repeated lines of one message are merged, not duplicated. */
@@ -116,6 +118,7 @@ class ClaudeTranslator implements Translator {
   line(native: string): EventDraft[] {
     const event = parseJsonLine(native);
     if (!event) return [];
+    if (str(event.type) === 'system' && str(event.subtype) === 'init') this.session.note(event.session_id);
     switch (str(event.type)) {
       case 'assistant':
         return this.assistant(event);
@@ -200,6 +203,10 @@ class ClaudeTranslator implements Translator {
     return [];
   }
 
+  sessionId(): string | undefined {
+    return this.session.get();
+  }
+
   end(exitCode: number | null): TranslationSummary {
     const summary: TranslationSummary = {};
     if (this.finalText !== undefined) summary.finalText = this.finalText;
@@ -208,6 +215,8 @@ class ClaudeTranslator implements Translator {
     if (usage) summary.usage = usage;
     const failure = this.failure ?? this.apiError ?? (exitCode !== null && exitCode !== 0 ? `claude exited with code ${exitCode}` : undefined);
     if (failure) summary.nativeFailure = failure;
+    const sessionId = this.session.get();
+    if (sessionId) summary.sessionId = sessionId;
     return summary;
   }
 }

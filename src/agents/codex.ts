@@ -1,7 +1,7 @@
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
 import {
-  ToolPairing, UsageTotals, arr, clip, displayCommand, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject,
+  NativeSession, ToolPairing, UsageTotals, arr, clip, displayCommand, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, parseJsonObject,
   relativeToWorkspace, str, summarizeInput, workspaceChangePath,
 } from './stream';
 import { acpPlan } from './acp-plan';
@@ -129,6 +129,8 @@ const FILE_ACTIONS: Record<string, 'created' | 'modified' | 'deleted' | 'renamed
 };
 
 class CodexTranslator implements Translator {
+  /** The CLI's own session id (stream.ts NativeSession): what a follow-up resumes. */
+  private readonly session = new NativeSession();
   private readonly tools = new ToolPairing();
   private readonly usage = new UsageTotals();
   private finalText: string | undefined;
@@ -140,6 +142,7 @@ class CodexTranslator implements Translator {
   line(native: string): EventDraft[] {
     const event = parseJsonLine(native);
     if (!event) return [];
+    if (str(event.type) === 'thread.started') this.session.note(event.thread_id);
     switch (str(event.type)) {
       case 'item.started':
       case 'item.updated':
@@ -240,6 +243,10 @@ class CodexTranslator implements Translator {
     return [{ type: 'error', message, fatal: false }];
   }
 
+  sessionId(): string | undefined {
+    return this.session.get();
+  }
+
   end(exitCode: number | null): TranslationSummary {
     const summary: TranslationSummary = {};
     if (this.finalText !== undefined) summary.finalText = this.finalText;
@@ -249,6 +256,8 @@ class CodexTranslator implements Translator {
     if (usage) summary.usage = usage;
     const failure = this.failure ?? (exitCode !== null && exitCode !== 0 ? (this.lastError ?? `codex exited with code ${exitCode}`) : undefined);
     if (failure) summary.nativeFailure = failure;
+    const sessionId = this.session.get();
+    if (sessionId) summary.sessionId = sessionId;
     return summary;
   }
 }

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
-import { ToolPairing, UsageTotals, arr, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
+import { NativeSession, ToolPairing, UsageTotals, arr, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
 import { acpPlan } from './acp-plan';
 
 /**
@@ -75,6 +75,8 @@ function buildCopilot(ctx: BuildContext): SpawnPlan {
 const EDIT_ACTIONS: Record<string, 'created' | 'modified' | 'deleted'> = { create: 'created', edit: 'modified', delete: 'deleted' };
 
 class CopilotTranslator implements Translator {
+  /** The CLI's own session id (stream.ts NativeSession): what a follow-up resumes. */
+  private readonly session = new NativeSession();
   private readonly tools = new ToolPairing();
   private readonly usage = new UsageTotals();
   private finalText: string | undefined;
@@ -86,6 +88,7 @@ class CopilotTranslator implements Translator {
   line(native: string): EventDraft[] {
     const event = parseJsonLine(native);
     if (!event) return [];
+    if (str(event.type) === 'result') this.session.note(event.sessionId);
     const data = obj(event.data);
     switch (str(event.type)) {
       case 'assistant.message': {
@@ -133,6 +136,10 @@ class CopilotTranslator implements Translator {
     return [];
   }
 
+  sessionId(): string | undefined {
+    return this.session.get();
+  }
+
   end(exitCode: number | null): TranslationSummary {
     const summary: TranslationSummary = {};
     if (this.finalText !== undefined) summary.finalText = this.finalText;
@@ -141,6 +148,8 @@ class CopilotTranslator implements Translator {
     const declared = this.resultExit !== undefined && this.resultExit !== 0 ? `copilot reported exit code ${this.resultExit}` : undefined;
     const failure = this.failure ?? declared ?? (exitCode !== null && exitCode !== 0 ? `copilot exited with code ${exitCode}` : undefined);
     if (failure) summary.nativeFailure = failure;
+    const sessionId = this.session.get();
+    if (sessionId) summary.sessionId = sessionId;
     return summary;
   }
 }

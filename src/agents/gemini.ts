@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator } from './types';
-import { ToolPairing, UsageTotals, stdinPromptPlan, num, obj, parseJsonLine, str, summarizeInput } from './stream';
+import { NativeSession, ToolPairing, UsageTotals, stdinPromptPlan, num, obj, parseJsonLine, str, summarizeInput } from './stream';
 import { acpPlan } from './acp-plan';
 
 /**
@@ -86,6 +86,8 @@ function buildGemini(ctx: BuildContext): SpawnPlan {
 }
 
 class GeminiTranslator implements Translator {
+  /** The CLI's own session id (stream.ts NativeSession): what a follow-up resumes. */
+  private readonly session = new NativeSession();
   private readonly tools = new ToolPairing();
   private readonly usage = new UsageTotals();
   /** Assistant deltas since the last non-message line: one message event per uninterrupted run of deltas. */
@@ -97,6 +99,7 @@ class GeminiTranslator implements Translator {
   line(native: string): EventDraft[] {
     const event = parseJsonLine(native);
     if (!event) return [];
+    if (str(event.type) === 'init') this.session.note(event.session_id);
     const type = str(event.type);
     if (type === 'message') {
       if (str(event.role) !== 'assistant') return [];
@@ -151,6 +154,10 @@ class GeminiTranslator implements Translator {
     return declared && declared !== this.lastError ? [{ type: 'error', message: declared, fatal: true }] : [];
   }
 
+  sessionId(): string | undefined {
+    return this.session.get();
+  }
+
   end(exitCode: number | null): TranslationSummary {
     const summary: TranslationSummary = {};
     const tail = this.pending.trim() ? this.pending : undefined;
@@ -160,6 +167,8 @@ class GeminiTranslator implements Translator {
     if (usage) summary.usage = usage;
     const failure = this.failure ?? (exitCode !== null && exitCode !== 0 ? exitMeaning(exitCode) : undefined);
     if (failure) summary.nativeFailure = failure;
+    const sessionId = this.session.get();
+    if (sessionId) summary.sessionId = sessionId;
     return summary;
   }
 }

@@ -1,6 +1,6 @@
 import type { EventDraft } from '../protocol';
 import type { AgentAdapter, BuildContext, SpawnPlan, TranslationSummary, Translator, TranslatorContext } from './types';
-import { ToolPairing, UsageTotals, clip, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
+import { NativeSession, ToolPairing, UsageTotals, clip, stdinPromptPlan, textDraft, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, workspaceChangePath } from './stream';
 import { acpPlan } from './acp-plan';
 
 /**
@@ -64,6 +64,8 @@ function buildOpencode(ctx: BuildContext): SpawnPlan {
 }
 
 class OpencodeTranslator implements Translator {
+  /** The CLI's own session id (stream.ts NativeSession): what a follow-up resumes. */
+  private readonly session = new NativeSession();
   private readonly tools = new ToolPairing();
   private readonly usage = new UsageTotals();
   private finalText: string | undefined;
@@ -74,6 +76,7 @@ class OpencodeTranslator implements Translator {
   line(native: string): EventDraft[] {
     const event = parseJsonLine(native);
     if (!event) return [];
+    this.session.note(event.sessionID);
     const part = obj(event.part);
     switch (str(event.type)) {
       case 'text': {
@@ -133,6 +136,10 @@ class OpencodeTranslator implements Translator {
     return [{ type: 'error', message, fatal: true }];
   }
 
+  sessionId(): string | undefined {
+    return this.session.get();
+  }
+
   end(exitCode: number | null): TranslationSummary {
     const summary: TranslationSummary = {};
     if (this.finalText !== undefined) summary.finalText = this.finalText;
@@ -140,6 +147,8 @@ class OpencodeTranslator implements Translator {
     if (usage) summary.usage = usage;
     const failure = this.failure ?? (exitCode !== null && exitCode !== 0 ? `opencode exited with code ${exitCode}` : undefined);
     if (failure) summary.nativeFailure = failure;
+    const sessionId = this.session.get();
+    if (sessionId) summary.sessionId = sessionId;
     return summary;
   }
 }

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import type { EventDraft, Usage } from '../protocol';
+import { NATIVE_SESSION_ID, type EventDraft, type Usage } from '../protocol';
 import type { BuildContext, SpawnPlan } from './types';
 
 /**
@@ -253,4 +253,22 @@ function quoteArg(arg: string): string {
 /** Keeps the last non-empty message text: the candidate final answer. */
 export function lastNonEmpty(current: string | undefined, next: string | undefined): string | undefined {
   return next && next.trim() ? next : current;
+}
+
+/**
+ * The agent CLI's own session id, as its stream names it (claude's init `session_id`, codex's `thread.started`
+ * `thread_id`, …): what a follow-up or a recovery resumes. It comes from the agent's output, so it is taken only when
+ * it looks like an id — bounded, no leading dash, no whitespace or shell character — since it may end up on argv.
+ * The first one named wins: a later line cannot move the task to another session.
+ */
+export class NativeSession {
+  private id: string | undefined;
+
+  note(candidate: unknown): void {
+    if (this.id === undefined && typeof candidate === 'string' && NATIVE_SESSION_ID.test(candidate)) this.id = candidate;
+  }
+
+  get(): string | undefined {
+    return this.id;
+  }
 }

@@ -64,6 +64,8 @@ export interface TranslationSummary {
   usage?: Usage;
   /** A failure the stream declared even when the exit code says 0 (claude is_error, gemini result.status=error). */
   nativeFailure?: string;
+  /** The agent CLI's own session id, when its stream named one (stream.ts NativeSession). */
+  sessionId?: string;
 }
 
 /**
@@ -73,6 +75,11 @@ export interface TranslationSummary {
 export interface Translator {
   line(native: string): EventDraft[];
   end(exitCode: number | null): TranslationSummary;
+  /**
+   * The agent's own session id as soon as its stream named it (before the end, so that a run whose supervisor dies
+   * can still be resumed); absent for agents whose stream names none.
+   */
+  sessionId?(): string | undefined;
 }
 
 /**

@@ -21,6 +21,9 @@ export type ReportSource = z.infer<typeof ReportSourceSchema>;
  * `<taskDir>/state.json`. Written by delegate() once (pending), then only by the task's supervisor (principle 2).
  * Everything needed to show, review and apply the task later lives here or in task.json / result.json.
  */
+/** What an agent CLI's own session id may look like: letters, digits and `._:-`, no leading `-`, at most 128. */
+export const NATIVE_SESSION_ID = /^[A-Za-z0-9_][A-Za-z0-9._:-]{0,127}$/;
+
 export const TaskStateSchema = z.object({
   id: z.string(),
   status: TaskStatusSchema,
@@ -57,6 +60,11 @@ export const TaskStateSchema = z.object({
    * the reason (configured off, or what the machine lacks and its fix). Absent for tasks from before it existed.
    */
   sandbox: z.object({ confined: z.boolean(), reason: z.string().optional() }).optional(),
+  /**
+   * The agent CLI's own session (claude's session_id, codex's thread_id, an ACP sessionId…), recorded as soon as its
+   * stream names it: what a follow-up or a recovery resumes. Its shape is checked, since it may be passed on argv.
+   */
+  agent_session: z.object({ id: z.string().regex(NATIVE_SESSION_ID) }).optional(),
   /** Free text shown while pending, e.g. "waiting for a slot (2 ahead)" or "creating worktree". */
   phase: z.string().optional(),
   /** When the agent ended and the supervisor began concluding (diff, report): `caesar watch` counts from here. */

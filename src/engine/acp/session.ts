@@ -128,6 +128,7 @@ export class AcpSession {
       this.phase = 'session/new';
       const { sessionId } = await agent.request('session/new', { cwd: this.input.task.workspace, mcpServers: this.mcpServers() });
       this.session = { agent, sessionId };
+      this.translator.noteSession(sessionId);
       if (this.cancelRequested) throw new Error('cancelled before the prompt was sent');
       this.phase = 'session/prompt';
       return agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: prompt }] });

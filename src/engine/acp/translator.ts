@@ -1,7 +1,7 @@
 import type { EventDraft, Usage } from '../../protocol';
 import type { TranslationSummary, Translator } from '../../agents/types';
 import {
-  ToolPairing, UsageTotals, arr, clip, isObject, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, textDraft,
+  NativeSession, ToolPairing, UsageTotals, arr, clip, isObject, lastNonEmpty, num, obj, parseJsonLine, str, summarizeInput, textDraft,
   workspaceChangePath, type Json,
 } from '../../agents/stream';
 
@@ -19,6 +19,7 @@ import {
  * nothing (they stay in raw.log); nothing here throws on a malformed line.
  */
 export class AcpTranslator implements Translator {
+  private readonly session = new NativeSession();
   private readonly tools = new ToolPairing();
   private readonly usage = new UsageTotals();
   /** Everything learned about each tool call, by id. */
@@ -61,6 +62,15 @@ export class AcpTranslator implements Translator {
     this.failure ??= message;
   }
 
+  /** The ACP session the agent opened (`session/new`'s sessionId): what `session/load` resumes. */
+  noteSession(sessionId: unknown): void {
+    this.session.note(sessionId);
+  }
+
+  sessionId(): string | undefined {
+    return this.session.get();
+  }
+
   get stopped(): string | undefined {
     return this.stopReason;
   }
@@ -72,6 +82,7 @@ export class AcpTranslator implements Translator {
       ...(this.finalText ? { finalText: this.finalText } : {}),
       ...(usage ? { usage } : {}),
       ...(failure ? { nativeFailure: failure } : {}),
+      ...(this.session.get() ? { sessionId: this.session.get() } : {}),
     };
   }
 

@@ -108,6 +108,8 @@ class TaskRun {
   private sandbox?: PreparedSandbox;
   /** The socket a sandboxed agent delegates through (delegation-server.ts). */
   private delegation?: DelegationOffer;
+  /** The agent CLI's own session id once recorded in state.json (issue 36: what a follow-up or recovery resumes). */
+  private session?: string;
 
   constructor(
     private readonly paths: TaskPaths,
@@ -261,6 +263,7 @@ class TaskRun {
             }
           }
           this.relay(drafts);
+          this.recordSession(translator.sessionId?.());
         },
         onTerminate: (reason) => {
           this.events.append(
@@ -294,6 +297,13 @@ class TaskRun {
     }
   }
 
+  /** Written as soon as the agent's stream names its session, so a run whose supervisor dies can still be resumed. */
+  private recordSession(id: string | undefined): void {
+    if (!id || id === this.session) return;
+    this.session = id;
+    void this.state.update({ agent_session: { id } }).catch((err: unknown) => this.log(`recording the agent's session: ${describeError(err)}`));
+  }
+
   /**
    * The agent's (or a check's) sandbox (confinement.ts); the agent's is kept for its after-run work, and its findings
    * become the task's.
@@ -319,6 +329,7 @@ class TaskRun {
     let translation: TranslationSummary = {};
     try {
       translation = translator.end(result.exitCode);
+      this.recordSession(translation.sessionId);
     } catch (err) {
       this.log(`translator end() threw: ${describeError(err)}`);
     }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { NATIVE_ADAPTERS } from '../../../src/agents/native';
@@ -74,7 +75,9 @@ describe('transcripts of real ACP agents replayed through `caesar run --transpor
       const fakes = { [c.bin]: acpReplayerScript(path.join(CAPTURES, `${c.capture}.jsonl`), CAPTURE_WORKSPACE) };
       // `caesar run` checks the agent's own CLI is installed; over ACP it must never be the one started.
       if (adapter.bin !== c.bin) fakes[adapter.bin] = '#!/bin/sh\necho "the stream CLI ran instead of the ACP agent" >&2\nexit 99\n';
-      const { run, outcome, events } = await replays.run(fakes, [`replay ${c.capture}`, '--agent', c.agent, '--mode', c.mode, '--transport', 'acp']);
+      const { run, outcome, events, state } = await replays.run(fakes, [`replay ${c.capture}`, '--agent', c.agent, '--mode', c.mode, '--transport', 'acp']);
+      // The session the agent opened (its answer to session/new) is recorded: what session/load resumes (issue 36).
+      assert.equal(state.agent_session?.id, openedSession(path.join(CAPTURES, `${c.capture}.jsonl`)));
 
       const started = events[0];
       assert.ok(started?.type === 'started' && (started.command === c.bin || started.command.startsWith(`${c.bin} `)), JSON.stringify(started));
@@ -90,3 +93,12 @@ describe('transcripts of real ACP agents replayed through `caesar run --transpor
     });
   }
 });
+
+/** The sessionId of the agent's answer to the client's `session/new` in a transcript. */
+function openedSession(transcript: string): string {
+  const lines = readFileSync(transcript, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { dir: string; msg: { id?: number; method?: string; result?: { sessionId?: string } } });
+  const request = lines.find((l) => l.dir === 'client->agent' && l.msg.method === 'session/new');
+  const answer = lines.find((l) => l.dir === 'agent->client' && l.msg.id === request?.msg.id && l.msg.result?.sessionId);
+  assert.ok(answer?.msg.result?.sessionId, `${transcript}: no session/new answer`);
+  return answer.msg.result.sessionId;
+}

@@ -25,6 +25,8 @@ export interface Replayed {
   outcome: Outcome;
   /** events.jsonl as the supervisor wrote it. */
   events: ProtocolEvent[];
+  /** state.json as the supervisor left it (its seal is the store's business, not the replay's). */
+  state: { agent_session?: { id: string } };
 }
 
 export class CaesarRunReplays {
@@ -51,7 +53,8 @@ export class CaesarRunReplays {
     } catch {
       throw new Error(`caesar run printed no outcome (exit ${run.code}): ${run.stderr}`);
     }
-    return { run, outcome, events: readEvents(repo, outcome.task_id) };
+    const state = JSON.parse(readFileSync(taskPaths(repo, outcome.task_id).state, 'utf8')) as Replayed['state'];
+    return { run, outcome, events: readEvents(repo, outcome.task_id), state };
   }
 
   cleanup(): void {
