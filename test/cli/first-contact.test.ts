@@ -86,9 +86,11 @@ describe('the caesar CLI as a user meets it', function () {
 
     const ps = await cli(repo, ['ps']);
     assert.equal(ps.code, 0, ps.stderr);
-    assert.match(ps.stdout, new RegExp(`^${applied.id}\\s+demo\\s+applied\\s`, 'm'));
-    assert.match(ps.stdout, new RegExp(`^${discarded.id}\\s+demo\\s+discarded\\s`, 'm'));
-    assert.match(ps.stdout, new RegExp(`^${kept.id}\\s+demo\\s+succeeded\\s`, 'm'));
+    // Each row: the short id, the title, the agent, then what became of the work.
+    const psRow = (id: string) => new RegExp(`^${id.slice(0, 10)}\\s+Add a line to src/app\\.txt(?: #\\d)?\\s+demo\\s+`, 'm');
+    assert.match(ps.stdout, new RegExp(`${psRow(applied.id).source}applied\\s`, 'm'));
+    assert.match(ps.stdout, new RegExp(`${psRow(discarded.id).source}discarded\\s`, 'm'));
+    assert.match(ps.stdout, new RegExp(`${psRow(kept.id).source}succeeded\\s`, 'm'));
 
     const rows = JSON.parse((await cli(repo, ['ps', '--json'])).stdout) as Array<{ id: string; status: string; review: string | null; applied_at: string | null; discarded_at: string | null }>;
     const row = (id: string) => rows.find((r) => r.id === id)!;
@@ -98,8 +100,8 @@ describe('the caesar CLI as a user meets it', function () {
     assert.equal(row(kept.id).review, null);
 
     const onlyApplied = await cli(repo, ['ps', '--status', 'applied']);
-    assert.match(onlyApplied.stdout, new RegExp(applied.id));
-    assert.doesNotMatch(onlyApplied.stdout, new RegExp(`${discarded.id}|${kept.id}`));
+    assert.match(onlyApplied.stdout, new RegExp(applied.id.slice(0, 10)));
+    assert.doesNotMatch(onlyApplied.stdout, new RegExp(`${discarded.id.slice(0, 10)}|${kept.id.slice(0, 10)}`));
   });
 
   it('applying twice says once that it was already applied, with the right advice, and changes nothing', async () => {
@@ -118,7 +120,7 @@ describe('the caesar CLI as a user meets it', function () {
     assert.equal(again.code, 0, again.stderr);
     assert.equal(again.stderr, '');
     assert.equal(again.stdout.trim().split('\n').length, 1, again.stdout);
-    assert.match(again.stdout, new RegExp(`^Task ${task.id} was already applied \\(.*, 2 file\\(s\\)\\): its changes are in your workspace, nothing is left to apply\\. Remove its worktree and branch with \`caesar discard ${task.id}\`\\.$`, 'm'));
+    assert.match(again.stdout, new RegExp(`^Task ${task.id} was already applied \\(.*, 2 files\\): its changes are in your workspace, nothing is left to apply\\. Remove its worktree and branch with \`caesar discard ${task.id}\`\\.$`, 'm'));
     assert.doesNotMatch(again.stdout, /conflict|do not apply|Nothing was written/i);
     const json = JSON.parse((await cli(repo, ['apply', task.id, '--json'])).stdout) as { applied: boolean; reason: string };
     assert.deepEqual([json.applied, json.reason], [false, 'already_applied']);

@@ -60,7 +60,7 @@ describe('caesar run with a large change (real CLI, real git)', function () {
 
     const apply = await cli(repo, ['apply', id], home);
     assert.equal(apply.code, 0, apply.stderr + apply.stdout);
-    assert.match(apply.stdout, /Applied 3000 files to .*\. 1 file too large for a patch was NOT applied; they stay in the worktree .*: huge\.img \(300\.0 MiB\)\. Copy them by hand\./);
+    assert.match(apply.stdout, /Applied 3000 files to .*\. 1 file too large for a patch was NOT applied; it stays in the worktree .*: huge\.img \(300\.0 MiB\)\. Copy them by hand\./);
     assert.match(apply.stdout, /\n {2}… and 2,800 more files\n/);
     assert.equal(readFileSync(path.join(repo, 'gen/d29/f99.txt'), 'utf8'), '29 99\n');
   });

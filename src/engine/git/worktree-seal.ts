@@ -4,7 +4,7 @@ import { readVerifiedJsonFile } from '../store/sealed-read';
 import { excludePathspec, gitText, recheckedWorktreeRepo, runGit, verifiedWorktreeRepo, withTempIndex, worktreeGitArgs, type WorktreeRepo } from './git';
 import { findTooLarge, parseListing } from './large-files';
 import { normalizeExcluded } from './rel-path';
-import { treeDiff, worktreeDiff, type DiffOptions, type DiffResult } from './reconcile';
+import { treeDiff, worktreeDiff, type DiffOptions, type DiffResult, type FileChange } from './reconcile';
 
 /*
  * A worktree is a folder like any other: with the sandbox off, another task's agent can write into it, before or
@@ -65,5 +65,16 @@ export async function taskDiffSource(root: string, state: TaskState): Promise<Ta
     : changed.length
       ? ` The worktree changed after the task concluded (${shown}): not the task's work, not applied (another task or process wrote into it).`
       : '';
-  return { diff: (options = {}) => treeDiff(worktree, baseRef, sealed, state.excluded_paths, options), note };
+  // The sealed tree keeps files too large for a patch at their base entries (they are never applied): they are listed
+  // from the worktree, so that apply says they were left there instead of dropping them without a word.
+  const tooLarge = async () => (await worktreeDiff(worktree, baseRef, state.excluded_paths, { patch: false })).files.filter((f) => f.too_large);
+  return { diff: async (options = {}) => withTooLarge(await treeDiff(worktree, baseRef, sealed, state.excluded_paths, options), await tooLarge(), options), note };
+}
+
+/** `diff` with the task's too-large files listed again (those `options.only` names, when it names some). */
+function withTooLarge(diff: DiffResult, tooLarge: readonly FileChange[], options: DiffOptions): DiffResult {
+  const listed = options.only ? tooLarge.filter((f) => options.only!.includes(f.path)) : tooLarge;
+  if (!listed.length) return diff;
+  // patch_bytes is not enumerable (kept out of JSON): carried over by hand, as apply does.
+  return Object.defineProperty({ ...diff, files: [...diff.files, ...listed], is_empty: false }, 'patch_bytes', { value: diff.patch_bytes, enumerable: false });
 }
