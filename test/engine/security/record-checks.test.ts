@@ -116,7 +116,11 @@ describe('security: task record checks (issue 13.1)', function () {
 
     const bare = path.join(scratch, 'bare');
     execFileSync('git', ['init', '-q', '--bare', bare]);
-    assert.equal((await runGit(['rev-parse', '--git-dir'], { cwd: bare })).stdout.toString().trim(), '.');
+    // Control: plain git discovers the bare repository; Caesar's own runner (safe.bareRepository=explicit) does not.
+    assert.equal(execFileSync('git', ['rev-parse', '--git-dir'], { cwd: bare, encoding: 'utf8' }).trim(), '.');
+    const discovered = await runGit(['rev-parse', '--git-dir'], { cwd: bare, okCodes: [0, 128] });
+    assert.equal(discovered.code, 128, discovered.stdout.toString());
+    assert.match(discovered.stderr, /safe\.bareRepository/);
     assert.equal(await rootRepository(bare), undefined, 'a bare repository was discovered');
   });
 });
