@@ -231,7 +231,7 @@ describe('caesar gc', () => {
 
     const r = await cli(repo, ['gc']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`Lost tasks concluded as failed[^]*${id} \\(supervisor pid \\d+\\) — 1 changed file\\(s\\) kept for review`));
+    assert.match(r.stdout, new RegExp(`Lost tasks concluded as failed[^]*${id} \\(supervisor pid \\d+\\) — 1 changed file kept for review`));
     const state = JSON.parse(readFileSync(taskPaths(repo, id).state, 'utf8'));
     assert.equal(state.status, 'failed');
     const lines = readFileSync(taskPaths(repo, id).events, 'utf8').trim().split('\n');

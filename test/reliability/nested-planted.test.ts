@@ -116,8 +116,11 @@ describe('reliability: git never reaches into what an agent laid out below its w
     assert.match(diff.stdout, /kept\.txt/);
     assert.deepEqual(ran(s), [], 'caesar diff');
     stale();
-    const apply = await cli(s, ['apply', first.id, '--files', 'kept.txt,untracked.txt']);
+    // Apply takes the task's sealed tree (worktree-seal.ts), and looks at the worktree as it is now with git, to name
+    // what changed since: that look must not run the filter either. What was written after the conclusion is named.
+    const apply = await cli(s, ['apply', first.id, '--files', 'kept.txt']);
     assert.equal(apply.code, 0, apply.stderr + apply.stdout);
+    assert.match(apply.stdout, /The worktree changed after the task concluded \(.*untracked\.txt/);
     assert.deepEqual(ran(s), [], 'caesar apply');
     stale();
     const gc = await cli(s, ['gc']);

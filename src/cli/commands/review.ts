@@ -219,7 +219,7 @@ function renderConcluded(concluded: ConcludedTask[], dryRun: boolean): string[] 
   if (!concluded.length) return [];
   const lines = [dryRun ? 'Lost tasks that would be concluded as failed:' : 'Lost tasks concluded as failed (their supervisor had died):'];
   for (const t of concluded) {
-    const notes = [t.agent_stopped ? 'its orphaned agent was stopped' : '', t.changed_files ? `${t.changed_files} changed file(s) kept for review` : '']
+    const notes = [t.agent_stopped ? 'its orphaned agent was stopped' : '', t.changed_files ? `${plural(t.changed_files, 'changed file')} kept for review` : '']
       .filter(Boolean)
       .join('; ');
     lines.push(`  ${t.id}${t.supervisor_pid ? ` (supervisor pid ${t.supervisor_pid})` : ''}${notes ? ` — ${notes}` : ''}`);
