@@ -1,7 +1,5 @@
 import { promises as fs, watch, type Dirent, type FSWatcher } from 'node:fs';
-import { hostname } from 'node:os';
 import type { z } from 'zod';
-import { isPidAlive } from '../../base/process';
 import * as path from 'node:path';
 import {
   QuestionFileSchema,
@@ -26,8 +24,8 @@ import { QUESTIONS_CLOSED_FILE } from '../../protocol';
 import { questionsClosedAt } from './questions-closed';
 import { workDecision } from '../../common/lifecycle';
 import { AppliedDocSchema, MAX_BYTES, ResultDocSchema, type AppliedDoc, type ResultDoc } from '../../protocol';
-import { ACTIVE_STATUSES, DiscardedDocSchema, LauncherRecordSchema, TaskStateSchema, type DiscardedDoc, type LauncherRecord, type ObservedStatus, type TaskState } from '../../protocol';
-import { isLiveJobState, slurmJobs, type SlurmJobState } from '../cluster/slurm';
+import { ACTIVE_STATUSES, DiscardedDocSchema, LauncherRecordSchema, TaskStateSchema, type DiscardedDoc, type ObservedStatus, type TaskState } from '../../protocol';
+import { jobView, observedStatus, probeJob, type JobView } from './observed-status';
 import { tailLines } from './tail';
 import { relayedSummary } from './delegation-socket';
 import { existsSync } from 'node:fs';
@@ -65,29 +63,12 @@ export class ForeignTaskError extends Error {
   }
 }
 
-export interface JobView {
-  kind: 'slurm';
-  id: string;
-  /** Slurm's state of the job (PENDING, RUNNING, …) when the controller answered and still knows it. */
-  state?: string;
-  /** Why a pending job waits (squeue's reason: Priority, Resources, …). */
-  reason?: string;
-}
-
-/** What the job system says of a task's job: its state, `null` when it no longer knows the job, undefined unasked. */
-export interface JobProbe {
-  record: LauncherRecord;
-  job?: SlurmJobState | null;
-  /** A cancel was requested (cancel.request exists): a job gone before its supervisor started was cancelled. */
-  cancelRequested?: boolean;
-}
+export { observedStatus, type JobProbe, type JobView } from './observed-status';
 
 export interface TaskView extends TaskSummary {
   task?: Task;
 }
 
-/** A supervisor that has not written its pid this long after delegation never started. */
-const SUPERVISOR_START_GRACE_MS = 30_000;
 /** readEvents() reads the whole file into one string: past this it is refused rather than exhausting memory. */
 const MAX_EVENTS_READ = 256 * 1024 * 1024;
 
@@ -332,35 +313,6 @@ export class TaskStore {
   }
 }
 
-/** Asks the job system about an active task's job (one squeue per process per second, whatever the task count). */
-async function probeJob(state: TaskState, record: Promise<LauncherRecord | undefined>, cancelRequested: boolean): Promise<JobProbe | undefined> {
-  const launched = await record;
-  if (!launched) return undefined;
-  if (!ACTIVE_STATUSES.includes(state.status)) return { record: launched };
-  const jobs = await slurmJobs();
-  return { record: launched, job: jobs ? (jobs.get(launched.job_id) ?? null) : undefined, cancelRequested };
-}
-
-function jobView(probe: JobProbe): JobView {
-  const { record, job } = probe;
-  return { kind: record.kind, id: record.job_id, ...(job ? { state: job.state, ...(job.reason && job.reason !== 'None' ? { reason: job.reason } : {}) } : {}) };
-}
-
-/**
- * What to show for a task: a supervisor that died while the task was active makes the task 'lost'. For a task run as
- * a job, the job system decides: held in its queue before the supervisor started is 'queued', a job it no longer runs
- * while the task is active is 'lost' (the supervisor writes its final state before it exits: a re-read confirms), and
- * an unanswered squeue changes nothing.
- */
-export function observedStatus(state: TaskState, now = Date.now(), probe?: JobProbe): ObservedStatus {
-  if (!ACTIVE_STATUSES.includes(state.status)) return state.status;
-  if (probe) return observedJobStatus(state, probe);
-  if (state.supervisor_host !== undefined && state.supervisor_host !== hostname()) return state.status;
-  if (state.supervisor_pid !== undefined) return isPidAlive(state.supervisor_pid) ? state.status : 'lost';
-  const age = now - Date.parse(state.created_at);
-  return age > SUPERVISOR_START_GRACE_MS ? 'lost' : state.status;
-}
-
 
 export type ReviewOutcome = 'applied' | 'discarded';
 
@@ -371,15 +323,6 @@ export type ReviewOutcome = 'applied' | 'discarded';
  */
 export function reviewOutcome(task: Pick<TaskSummary, 'applied' | 'discarded'>): ReviewOutcome | undefined {
   return workDecision(task);
-}
-
-function observedJobStatus(state: TaskState, probe: JobProbe): ObservedStatus {
-  const { job } = probe;
-  if (job === null || (job && !isLiveJobState(job.state))) return state.supervisor_pid === undefined && probe.cancelRequested ? 'cancelled' : 'lost';
-  if (state.supervisor_pid === undefined) return job && job.state !== 'PENDING' ? state.status : 'queued';
-  // A supervisor on this very host (a one-node cluster, or this node): its pid says more than the queue's last look.
-  if (state.supervisor_host === hostname()) return isPidAlive(state.supervisor_pid) ? state.status : 'lost';
-  return state.status;
 }
 
 /** Not active: an 'unverified' task is no running task anyone can vouch for (settle.ts waits on it all the same). */
