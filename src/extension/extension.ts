@@ -62,6 +62,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Caesar
   const decorations = new TaskFileDecorations(tasks);
   const actions = new TaskActions({
     tasks, cliScript: window.cliScript, log, activeTimelineTask,
+    // The same modal as Apply and Discard (the in-editor tests replace it through review.confirm).
+    confirm: (message, detail, action) => review.confirm(message, detail, action),
     reveal: async (id) => {
       await tasks.ready();
       // Best effort: the view may not have re-read its root yet (the task still shows up, at the top).

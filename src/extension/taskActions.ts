@@ -16,6 +16,8 @@ export interface TaskActionsDeps {
   activeTimelineTask: () => string | undefined;
   /** Reveals a task in the Tasks view (a re-run's new task). */
   reveal?: (taskId: string) => Thenable<void> | void;
+  /** Asks before what cannot be undone (a modal with `action` as its button); true when the person agreed. */
+  confirm: (message: string, detail: string, action: string) => Promise<boolean>;
 }
 
 /**
@@ -60,7 +62,14 @@ export class TaskActions {
   }
 
   /** Files the cancel request the task's supervisor acts on (it stops the agent and concludes `cancelled`). */
-  async cancel(taskId: string): Promise<CancelOutcome> {
+  async cancel(taskId: string): Promise<CancelOutcome | undefined> {
+    // Stopping an agent cannot be undone: asked first, like Apply and Discard. Its work so far stays to review.
+    const agreed = await this.deps.confirm(
+      `Cancel ${this.title(taskId)}?`,
+      'Its agent is stopped now and cannot be resumed; what it changed so far stays in its worktree for you to review.',
+      'Cancel Task',
+    );
+    if (!agreed) return undefined;
     const outcome = await requestCancel(this.deps.tasks.rootOf(taskId), taskId, 'vscode');
     this.deps.log.info(`cancel ${taskId}: ${outcome.requested ? 'requested' : `nothing to cancel (${outcome.status})`}`);
     if (!outcome.requested) void vscode.window.showInformationMessage(`Caesar: ${this.title(taskId)} is ${outcome.status.replace('_', ' ')}; there is nothing to cancel.`);

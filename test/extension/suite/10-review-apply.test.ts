@@ -204,6 +204,13 @@ describe('Review and apply a task from the editor', () => {
     let tree = await api.waitForTree((t) => rowsOf(byObjective(t, objective) ?? ({ children: [] } as unknown as TreeItemSnapshot)).some((c) => c.label === 'slow_step' && c.icon === 'loading~spin'), 60_000);
     const id = byObjective(tree, objective)!.id;
     assert.match(byObjective(tree, objective)!.contextValue, /^task:running;cancel;$/);
+    // Cancel asks first (it cannot be undone): declined, nothing is requested and the task runs on.
+    answer = false;
+    assert.equal(await vscode.commands.executeCommand('caesar.cancel', id), undefined);
+    assert.deepEqual(confirmations.map((c) => c.action), ['Cancel Task']);
+    assert.match(confirmations[0]!.message, /^Cancel “Review test cancel/);
+    assert.equal(existsSync(path.join(api.root, '.caesar', 'tasks', id, 'cancel.request')), false, 'declined: no cancel request filed');
+    answer = true;
     const cancel = (await vscode.commands.executeCommand('caesar.cancel', id)) as { requested: boolean };
     assert.equal(cancel.requested, true);
     tree = await api.waitForTree((t) => t.find((x) => x.id === id)?.icon === 'circle-slash', 30_000);

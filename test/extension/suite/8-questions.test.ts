@@ -134,7 +134,12 @@ describe('Questions: one inbox', () => {
     const api = await caesar();
     const id = await delegateAsking(api, `Cancel me while I ask (${Date.now()})`);
     const { questionId: qid } = await api.questions.waitForNotice(id, 30_000);
-    await vscode.commands.executeCommand('caesar.cancel', id);
+    const previous = api.review!.setConfirm!(async () => true); // Cancel asks first; agreed here
+    try {
+      await vscode.commands.executeCommand('caesar.cancel', id);
+    } finally {
+      api.review!.setConfirm!(previous);
+    }
     assert.equal(await settled(api, id), 'cancelled');
     const late = (await api.questions.choose(id, qid, 'Hello')) as AnswerOutcome;
     assert.equal(late.answered, false);
