@@ -174,7 +174,8 @@ async function ask(task: Task, taskDir: string): Promise<string | undefined> {
     asked_at: new Date().toISOString(),
   };
   writeJsonAtomic(path.join(questionsDir, `${id}.json`), question);
-  emit({ kind: 'say', text: `I asked the orchestrator a question (${id}) and wait for the answer.` });
+  // Said in words: a question's id is for machines (the timeline and the notification show the question itself).
+  emit({ kind: 'say', text: `I asked you: “${question.question}” I wait for your answer.` });
   // At most 5 minutes, and never beyond what is left of the task's deadline (measured from our own start).
   const budget = Math.min(numberFromEnv('CAESAR_DEMO_ANSWER_TIMEOUT_MS', 300_000), Math.max(0, task.deadline_ms - (Date.now() - started) - 2000));
   let answer = await waitForAnswer(answersDir, id, budget);
@@ -186,7 +187,7 @@ async function ask(task: Task, taskDir: string): Promise<string | undefined> {
     writeJsonAtomic(path.join(questionsDir, `${id}.json`), { ...question, expired_at: new Date().toISOString() });
     emit({ kind: 'say', text: 'No answer came in time; I go on with my own judgment.' });
   } else {
-    emit({ kind: 'say', text: `Got the answer: ${answer}` });
+    emit({ kind: 'say', text: `You answered “${answer}”: I go on with it.` });
   }
   return answer;
 }
