@@ -1,4 +1,5 @@
 import { SHORT_ID_LENGTH, type ProtocolEvent } from '../protocol';
+import { optionButtonLabels } from '../common/option-labels';
 import { formatDuration, formatUsage, oneLine } from '../common/format';
 import type { CliIo } from './io';
 
@@ -115,7 +116,7 @@ function describeAgentText(event: ProtocolEvent): string {
     case 'progress':
       return `${event.pct !== undefined ? `${event.pct}% ` : ''}${oneLine(event.message)}`;
     case 'question':
-      return `${event.id}: ${oneLine(event.question)}${event.options.length ? ` [options: ${event.options.join(' | ')}]` : ''}`;
+      return `${event.id}: ${oneLine(event.question)}${event.options.length ? ` [options: ${optionButtonLabels(event.options).join(' | ')}]` : ''}`;
     case 'answer':
       return `${event.id}: ${oneLine(event.answer)}`;
     case 'error':

@@ -1,4 +1,5 @@
 import { checksSuffix } from '../protocol';
+import { optionButtonLabels } from '../common/option-labels';
 import { formatDuration, oneLine } from '../common/format';
 import { STALL_AFTER_MS, headline, isStalled, silenceMs, type TaskView } from '../common/task-view';
 import { DEFAULT_MAX_PARALLEL, type TaskSummary } from '../engine/tasks';
@@ -75,7 +76,7 @@ function renderActive(task: WatchedTask, now: number, style: Style, fit: (s: str
   if (question) {
     const more = moreQuestions.length ? ` (+${moreQuestions.length})` : '';
     lines.push(`  ${style.yellow('?')} ${fit(`${oneLine(question.question)}${more}`)}`);
-    if (question.options.length) lines.push(`    ${fit(question.options.map((o, i) => `${i + 1}) ${o}`).join('  '))}`);
+    if (question.options.length) lines.push(`    ${fit(optionButtonLabels(question.options).map((o, i) => `${i + 1}) ${o}`).join('  '))}`);
     lines.push(`    ${style.dim(fit(`waiting for an answer — caesar answer ${task.id} ${question.id} "<text>" (or caesar_answer)`))}`);
   } else {
     const concluding = concludingLine(state, now);

@@ -211,16 +211,18 @@ export class QuestionInbox extends Disposable {
       let input: vscode.QuickInput;
       let result: string | undefined;
       if (question.options.length) {
-        const pick = vscode.window.createQuickPick();
+        const pick = vscode.window.createQuickPick<vscode.QuickPickItem & { option: string }>();
         pick.title = title;
         pick.placeholder = `${oneLine(question.question, 200)} (pick an option or type another answer)`;
-        const options = question.options.map((label) => ({ label }));
+        // Shown as the buttons show them ("Allow", not "Allow (allow_once)"); the answer is the option itself.
+        const labels = optionButtonLabels(question.options);
+        const options = labels.map((label, i) => ({ label, option: question.options[i]! }));
         pick.items = options;
         pick.onDidChangeValue((v) => {
-          pick.items = v && !question.options.includes(v) ? [...options, { label: v, description: 'your answer' }] : options;
+          pick.items = v && !labels.includes(v) && !question.options.includes(v) ? [...options, { label: v, description: 'your answer', option: v }] : options;
         });
         pick.onDidAccept(() => {
-          result = pick.activeItems[0]?.label ?? (pick.value || undefined);
+          result = pick.activeItems[0]?.option ?? (pick.value || undefined);
           pick.hide();
         });
         input = pick;

@@ -2,6 +2,7 @@
 // Pure (no vscode, no node:), so it is tested without an editor. The row's tool state (running, ended, how long)
 // comes from the index (timeline-index.ts), which closed the call when its end arrived.
 import { fileActionIcon, formatDuration } from '../../common/format';
+import { optionButtonLabels } from '../../common/option-labels';
 import type { ViewEvent } from '../../common/task-view';
 import type { RowTone, TimelineRow } from './messages';
 
@@ -90,9 +91,10 @@ export function rowDetail(e: ViewEvent, tool: RowToolInfo = NO_TOOL): string {
     case 'progress':
       return e.message;
     case 'question':
-      return e.options.length ? `${e.question}\n\nOptions: ${e.options.join(' | ')}` : e.question;
+      return e.options.length ? `${e.question}\n\nOptions: ${optionButtonLabels(e.options).join(' | ')}` : e.question;
     case 'answer':
-      return `Answer to ${e.id}: ${e.answer}`;
+      // Its question's id is for machines: the row under the question says what was answered.
+      return `Answer: ${e.answer}`;
     case 'error':
       return e.message;
     case 'finished':

@@ -57,6 +57,16 @@ describe('timeline rows', () => {
     assert.equal(t.detail(5), 'Which?\n\nOptions: A | B');
   });
 
+  it('an ACP permission question reads its options as the buttons do, and its answer row names no id', () => {
+    const t = new MemoryTimeline();
+    t.add([
+      ev(0, { type: 'question', id: 'q_9968_mxdgxjhv', question: 'Run npm test?', options: ['Allow (allow_once)', 'Always allow (allow_always)', 'Reject (reject_once)'] }),
+      ev(1, { type: 'answer', id: 'q_9968_mxdgxjhv', answer: 'Allow (allow_once)' }),
+    ]);
+    assert.equal(t.detail(0), 'Run npm test?\n\nOptions: Allow | Always allow | Reject');
+    assert.doesNotMatch(t.detail(1), /q_9968/);
+  });
+
   it('a running call is a spinning row until its end arrives in a later batch', () => {
     const t = new MemoryTimeline();
     t.add([ev(0, { type: 'tool_use', tool: 'bash', input_summary: 'sleep', status: 'started', id: 's' })]);

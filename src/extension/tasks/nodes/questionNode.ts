@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { optionButtonLabels } from '../../../common/option-labels';
 import type { QuestionFile } from '../../../protocol';
 import { oneLine } from '../format';
 import { DetailNode } from './detailNode';
@@ -11,7 +12,7 @@ export class QuestionNode extends DetailNode {
     const item = new vscode.TreeItem(oneLine(q.question));
     item.id = `${taskId}/q/${q.id}`;
     item.iconPath = new vscode.ThemeIcon('question', new vscode.ThemeColor('charts.yellow'));
-    item.description = q.options.length ? q.options.join(' / ') : 'waiting for an answer';
+    item.description = q.options.length ? optionButtonLabels(q.options).join(' / ') : 'waiting for an answer';
     item.tooltip = q.question;
     item.contextValue = 'question';
     item.command = { command: 'caesar.answerQuestion', title: 'Answer…', arguments: [taskId, q.id] };
