@@ -66,7 +66,12 @@ export class TaskFilter extends Disposable {
   }
 
   hiddenCount(listed: readonly TaskSummary[]): number {
-    return listed.filter((s) => this.hidden.has(s.id) && !isActive(s.observed)).length;
+    return listed.filter((s) => this.isHidden(s)).length;
+  }
+
+  /** Hidden by Clear Finished (an active task never is): counted under "Cleared", not under its own category. */
+  isHidden(s: TaskSummary): boolean {
+    return this.hidden.has(s.id) && !isActive(s.observed);
   }
 
   async show(categories: readonly TaskCategory[]): Promise<void> {

@@ -28,8 +28,12 @@ export function registerTreeCommands(services: WorkspaceServices): vscode.Dispos
     const hidden = filter.hiddenCount(tasks.list());
     view.description = filter.filtering ? 'filtered' : hidden && !filter.isShown('hidden') ? `${hidden} cleared` : undefined;
     void vscode.commands.executeCommand('setContext', 'caesar.tasks.filtered', filter.filtering);
+    // An empty view says why: no task at all, or every task hidden (package.json viewsWelcome reads this).
+    const listed = tasks.list();
+    void vscode.commands.executeCommand('setContext', 'caesar.tasks.allHidden', listed.length > 0 && !listed.some((s) => filter.visible(s)));
   };
   describe();
+  const describeOnChange = tasks.onDidChange(() => describe());
 
   async function clearFinished(): Promise<ClearOutcome | undefined> {
     const finished = tasks.list().filter((s) => !isActive(s.observed) && filter.visible(s));
@@ -94,7 +98,8 @@ export function registerTreeCommands(services: WorkspaceServices): vscode.Dispos
 
   async function chooseFilter(): Promise<TaskCategory[] | undefined> {
     const listed = tasks.list();
-    const count = (c: TaskCategory) => (c === 'hidden' ? filter.hiddenCount(listed) : listed.filter((s: TaskSummary) => categoryOf(s) === c).length);
+    // A cleared task counts once, under "Cleared", not under its own category too.
+    const count = (c: TaskCategory) => (c === 'hidden' ? filter.hiddenCount(listed) : listed.filter((s: TaskSummary) => categoryOf(s) === c && !filter.isHidden(s)).length);
     const items = filter.categories.map((c) => ({ label: CATEGORY_LABELS[c], description: String(count(c)), category: c, picked: filter.isShown(c) }));
     const picked = await pickMany(items, { title: 'Caesar: Filter Tasks', placeholder: 'Which tasks does the Tasks view show?' });
     if (!picked) return undefined;
@@ -104,6 +109,7 @@ export function registerTreeCommands(services: WorkspaceServices): vscode.Dispos
   }
 
   return [
+    describeOnChange,
     vscode.commands.registerCommand('caesar.clearFinished', () => clearFinished()),
     vscode.commands.registerCommand('caesar.removeTask', (arg?: unknown) => remove(arg)),
     vscode.commands.registerCommand('caesar.filterTasks', () => chooseFilter()),

@@ -1,3 +1,4 @@
+import { categoryOf } from '../../../src/extension/tasks/taskFilter';
 import * as assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
@@ -23,15 +24,17 @@ function finished(api: CaesarApi, id: string, objective: string, createdMsAgo: n
 
 const accept = acceptQuickInput;
 
-/** Runs Filter Tasks… and checks exactly the categories whose labels match. */
-async function filterTo(api: CaesarApi, wanted: RegExp): Promise<void> {
+/** Runs Filter Tasks… and checks exactly the categories whose labels match; returns the count each category showed. */
+async function filterTo(api: CaesarApi, wanted: RegExp): Promise<Map<string, number>> {
   const running = vscode.commands.executeCommand('caesar.filterTasks');
   const shown = await api.pickers.waitFor(/^Caesar: Filter Tasks$/, 10_000);
   const pick = shown.input as vscode.QuickPick<vscode.QuickPickItem>;
   await quickInputSettled(); // the workbench's echo of what it drew comes before the test's own choice
+  const counts = new Map(pick.items.map((i) => [i.label, Number(i.description)]));
   pick.selectedItems = pick.items.filter((i) => wanted.test(i.label));
   await accept();
   await running;
+  return counts;
 }
 
 describe('Tasks tree: housekeeping', () => {
@@ -75,7 +78,11 @@ describe('Tasks tree: housekeeping', () => {
     failed.appendEvents([event(ids.failed, 2, new Date(), { type: 'error', message: 'written while hidden', fatal: false })]);
 
     // Filter: "Cleared" brings the hidden ones back; "Running or pending" alone leaves every finished task out.
-    await filterTo(api, /^Cleared/);
+    const counts = await filterTo(api, /^Cleared/);
+    // A cleared task is counted once, under "Cleared", never under its own category too.
+    const failedCount = [...counts].find(([label]) => /^Failed/.test(label))?.[1];
+    const failedListed = (await api.store.list()).filter((s) => categoryOf(s) === 'failed' && !outcome.hidden.includes(s.id)).length;
+    assert.equal(failedCount, failedListed, JSON.stringify([...counts]));
     tree = await api.waitForTree((t) => !!find(t, ids.failed) && !!find(t, ids.first), 10_000);
     await filterTo(api, /^Running or pending$/);
     tree = await api.waitForTree((t) => !find(t, ids.long) && !find(t, ids.second), 10_000);
