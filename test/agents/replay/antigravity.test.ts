@@ -14,21 +14,21 @@ describe('antigravity translator (real captures from the reference implementatio
   it('antigravity-ok: the text_delta of the agent_response is the message, the result response the final text, usage the totals', () => {
     const { events, summary } = replay(antigravityAdapter, 'antigravity-ok', 0);
     assert.deepEqual(events, [{ type: 'message', text: 'OK\n' }]);
-    assert.deepEqual(summary, { finalText: 'OK\n', usage: { input_tokens: 16932, output_tokens: 291, duration_ms: 5582 } });
+    assert.deepEqual(summary, { sessionId: '82ac559e-bf5b-4eae-9d4c-12ce10d41f3a', finalText: 'OK\n', usage: { input_tokens: 16932, output_tokens: 291, duration_ms: 5582 } });
   });
 
   it('antigravity-quota: each text-less error_message step is a notice, result.error is the fatal error and the failure', () => {
     const { events, stamped, summary } = replay(antigravityAdapter, 'antigravity-quota', 0);
     assert.deepEqual(events, [SILENT_ERROR, SILENT_ERROR, SILENT_ERROR, { type: 'error', message: QUOTA, fatal: true }]);
     assert.equal(stamped.length, 4);
-    assert.deepEqual(summary, { nativeFailure: QUOTA, usage: { input_tokens: 0, output_tokens: 0, duration_ms: 4377 } });
+    assert.deepEqual(summary, { sessionId: '1d008f41-d241-4139-82ed-49102213fb61', nativeFailure: QUOTA, usage: { input_tokens: 0, output_tokens: 0, duration_ms: 4377 } });
   });
 
   it('a stream cut before its result still gives the streamed text, the steps\' usage, and fails on the exit code', () => {
     const cut = readFixture('antigravity-ok.jsonl').split('\n').filter((l) => !l.startsWith('{"event":"result"')).join('\n');
     const { events, summary } = replayText(antigravityAdapter, cut, 1);
     assert.deepEqual(events, [{ type: 'message', text: 'OK\n' }]);
-    assert.deepEqual(summary, { finalText: 'OK\n', usage: { input_tokens: 16932, output_tokens: 291 }, nativeFailure: 'agy exited with code 1' });
+    assert.deepEqual(summary, { sessionId: '82ac559e-bf5b-4eae-9d4c-12ce10d41f3a', finalText: 'OK\n', usage: { input_tokens: 16932, output_tokens: 291 }, nativeFailure: 'agy exited with code 1' });
   });
 
   // Variations of the captured lines (same fields, other values), for the branches the two runs did not take.

@@ -14,7 +14,7 @@ describe('claude translator (captures of Claude Code 2.1.332)', () => {
       { type: 'tool_use', tool: 'Write', id: 'toolu_fakemx1urylk0003', input_summary: WRITE_PATH, status: 'succeeded' },
       { type: 'message', text: 'Done: wrote hello.txt.' },
     ]);
-    assert.deepEqual(summary, {
+    assert.deepEqual(summary, { sessionId: 'b5a490ca-a758-4aa2-9cce-ea31d9bb5ae0',
       finalText: 'Done: wrote hello.txt.',
       usage: { input_tokens: 246, output_tokens: 84, cost_usd: 0.0026639999999999997, duration_ms: 425 },
     });

@@ -14,7 +14,7 @@ describe('codex translator (captures of codex-cli 0.171.0)', () => {
       { type: 'file_changed', path: 'patched.txt', action: 'created' },
       { type: 'message', text: 'Done: created hello.txt.' },
     ]);
-    assert.deepEqual(summary, { finalText: 'Done: created hello.txt.', usage: { input_tokens: 33, output_tokens: 21 } });
+    assert.deepEqual(summary, { sessionId: '01a22769-5d08-7af3-baea-135aee9c8529', finalText: 'Done: created hello.txt.', usage: { input_tokens: 33, output_tokens: 21 } });
   });
 
   it('codex-worktree: paths are made relative to the worktree the run used', () => {

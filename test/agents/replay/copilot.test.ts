@@ -14,7 +14,7 @@ describe('copilot translator (captures of GitHub Copilot CLI 1.0.102)', () => {
       { type: 'file_changed', path: 'hello.txt', action: 'created' },
       { type: 'message', text: 'Done: wrote hello.txt.' },
     ]);
-    assert.deepEqual(summary, { finalText: 'Done: wrote hello.txt.', usage: { duration_ms: 533 } });
+    assert.deepEqual(summary, { sessionId: '120474cd-dd2a-4e98-85fe-d6d8c2d73bf9', finalText: 'Done: wrote hello.txt.', usage: { duration_ms: 533 } });
   });
 
   it('copilot-bash: the shell tool is started before it runs and closed once', () => {

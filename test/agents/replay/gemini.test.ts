@@ -12,7 +12,7 @@ describe('gemini translator (captures of Gemini CLI 0.61.0)', () => {
       { type: 'tool_use', tool: 'run_shell_command', id, input_summary: 'echo hello > hello.txt', status: 'succeeded' },
       { type: 'message', text: 'Done. I created hello.txt.' },
     ]);
-    assert.deepEqual(summary, { finalText: 'Done. I created hello.txt.', usage: { input_tokens: 200, output_tokens: 20, duration_ms: 170 } });
+    assert.deepEqual(summary, { sessionId: 'f3ea7c04-57d3-48c9-a982-b49a1f242026', finalText: 'Done. I created hello.txt.', usage: { input_tokens: 200, output_tokens: 20, duration_ms: 170 } });
   });
 
   it('gemini-err401-stream / err500-stream: result status error is the failure; exit code is HTTP mod 256', () => {

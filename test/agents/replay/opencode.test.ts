@@ -12,7 +12,7 @@ describe('opencode translator (captures of opencode 1.18.33)', () => {
       { type: 'message', text: 'Done: created hello.txt.' },
     ]);
     // step_finish tokens summed over both steps; cost 0 is a real value, not an absence.
-    assert.deepEqual(summary, { finalText: 'Done: created hello.txt.', usage: { input_tokens: 24, output_tokens: 10, cost_usd: 0 } });
+    assert.deepEqual(summary, { sessionId: 'ses_dd8904700ffermJYuuPnM0vmQ4', finalText: 'Done: created hello.txt.', usage: { input_tokens: 24, output_tokens: 10, cost_usd: 0 } });
   });
 
   it('opencode-write-tool: the write is a file change relative to the workspace', () => {
