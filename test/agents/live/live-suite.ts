@@ -82,7 +82,8 @@ export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolea
 
     after(async () => {
       for (const s of servers) await s.close();
-      if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true });
+      // Retried: an agent CLI may still be flushing its own state under HOME as the last task ends (ENOTEMPTY once in CI).
+      if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
     });
 
     async function delegate(script: Turn[], opts: { mode: 'write' | 'read-only'; objective: string }): Promise<CaesarRun> {
