@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { QuestionFileSchema, readEventsText, type ProtocolEvent, type QuestionFile } from '../../../src/protocol';
 import { reportFor, startAnthropicServer, startChatServer, startGeminiServer, startResponsesServer, type FakeServer, type Turn } from '../fake-servers';
-import { CAESAR_JS, MODELS, agentEnv, makeRepo, pinnedBinDir, run, tempDir, type LiveAgent, type Ran } from './harness';
+import { CAESAR_JS, MODELS, agentEnv, makeRepo, pinnedBinDir, run, removeScratch, tempDir, type LiveAgent, type Ran } from './harness';
 import { shell } from './scripts';
 import { expectConfined } from '../../support/needs';
 
@@ -96,7 +96,7 @@ for (const agent of AGENTS.filter((a) => ONLY.length === 0 || ONLY.includes(a)))
 
     after(async () => {
       for (const s of servers) await s.close();
-      if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true });
+      removeScratch(root);
     });
 
     /** Runs one task over ACP; `answer` picks, per question, the option label to give `caesar answer` (undefined: none). */

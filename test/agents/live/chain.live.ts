@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readEventsText, type ProtocolEvent } from '../../../src/protocol';
 import { lastToolOutput, reportFor, startAnthropicServer, startResponsesServer, type FakeServer, type ModelRequest, type ToolCallSpec, type Turn } from '../fake-servers';
-import { CAESAR_JS, MODELS, agentEnv, codexSeesChannel, jsonInText, makeRepo, pinnedBinDir, runCaesar, tempDir } from './harness';
+import { CAESAR_JS, MODELS, agentEnv, codexSeesChannel, jsonInText, makeRepo, pinnedBinDir, runCaesar, removeScratch, tempDir } from './harness';
 
 /**
  * The whole chain with real binaries, real MCP over stdio, inside the loopback-only namespace run.mjs opens:
@@ -202,7 +202,7 @@ describe('chain: the real claude delegates through caesar (MCP) to the real code
 
   after(async () => {
     for (const s of servers) await s.close();
-    if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true });
+    removeScratch(root);
   });
 
   it('claude → caesar_delegate(codex, channel) → ask_orchestrator → caesar_answer → submit_report: diff, parent link, channel tier', async () => {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readEventsText, type ProtocolEvent } from '../../../src/protocol';
 import { startResponsesServer, type FakeServer } from '../fake-servers';
-import { CAESAR_JS, MODELS, agentEnv, codexSeesChannel, makeRepo, pinnedBinDir, run, tempDir } from './harness';
+import { CAESAR_JS, MODELS, agentEnv, codexSeesChannel, makeRepo, pinnedBinDir, run, removeScratch, tempDir } from './harness';
 
 /**
  * The return channel with the REAL codex CLI, through `caesar run --channel` (issue 11 item 2): codex starts
@@ -22,7 +22,7 @@ describe('codex: the return channel through caesar (real CLI, real MCP over stdi
   let root = '';
   after(async () => {
     await server?.close();
-    if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true });
+    removeScratch(root);
   });
 
   it('get_task, report_progress, ask_orchestrator answered by `caesar answer`, submit_report refused then accepted', async () => {

@@ -136,6 +136,15 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), prefix));
 }
 
+/**
+ * Removes a suite's scratch folder (kept with CAESAR_KEEP_LIVE). Retried: as the last task ends, its supervisor and the
+ * next idle one may still write their last files there (the compile cache under the suite's HOME), which made rmdir
+ * fail with ENOTEMPTY.
+ */
+export function removeScratch(root: string): void {
+  if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+}
+
 /** A git repository with one commit, as a user's project would be. */
 export function makeRepo(dir: string): string {
   fs.mkdirSync(dir, { recursive: true });

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { reportFor, startAnthropicServer, toolOutputs, type FakeServer, type ModelRequest, type Turn } from '../fake-servers';
-import { MODELS, agentEnv, makeRepo, pinnedBinDir, runCaesar, tempDir } from './harness';
+import { MODELS, agentEnv, makeRepo, pinnedBinDir, runCaesar, removeScratch, tempDir } from './harness';
 import { shell, writeScript } from './scripts';
 
 /**
@@ -55,7 +55,7 @@ describe('hostile: the real claude CLI in a sandboxed task, told to write outsid
   });
   after(async () => {
     for (const s of servers) await s.close();
-    if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+    removeScratch(root);
   });
 
   async function runClaude(repo: string, script: Turn[], objective: string, claudeArgs: string[] = []): Promise<{ outcome: Outcome; server: FakeServer }> {

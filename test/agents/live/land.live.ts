@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { startAnthropicServer, startResponsesServer, type FakeServer, type Turn } from '../fake-servers';
-import { MODELS, agentEnv, makeRepo, pinnedBinDir, runCaesar, tempDir, type LiveAgent } from './harness';
+import { MODELS, agentEnv, makeRepo, pinnedBinDir, runCaesar, removeScratch, tempDir, type LiveAgent } from './harness';
 import { writeScript } from './scripts';
 
 /**
@@ -36,7 +36,7 @@ describe('land: two real CLIs on one objective with a check, landed onto a moved
   });
   after(async () => {
     for (const s of servers) await s.close();
-    if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }); // a task's supervisor may still be writing its last files as it exits
+    removeScratch(root);
   });
 
   function envFor(agent: LiveAgent, server: FakeServer): NodeJS.ProcessEnv {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readEventsText, type ProtocolEvent } from '../../../src/protocol';
 import { startAnthropicServer, startChatServer, startGeminiServer, startResponsesServer, toolOutputs, type FakeServer, type ToolOutput, type Turn } from '../fake-servers';
-import { MODELS, agentEnv, makeRepo, pinnedBinDir, run, tempDir, type LiveAgent, type Ran } from './harness';
+import { MODELS, agentEnv, makeRepo, pinnedBinDir, run, removeScratch, tempDir, type LiveAgent, type Ran } from './harness';
 import { REPORT_WAY, SHELL_COMMAND, readOnlyScript, writeScript } from './scripts';
 import { expectConfined, expectNetworkCut } from '../../support/needs';
 
@@ -82,8 +82,7 @@ export function defineLiveSuite(agent: LiveAgent, expectations: { tokens: boolea
 
     after(async () => {
       for (const s of servers) await s.close();
-      // Retried: an agent CLI may still be flushing its own state under HOME as the last task ends (ENOTEMPTY once in CI).
-      if (root && !process.env.CAESAR_KEEP_LIVE) fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
+      removeScratch(root);
     });
 
     async function delegate(script: Turn[], opts: { mode: 'write' | 'read-only'; objective: string }): Promise<CaesarRun> {
